@@ -1,0 +1,57 @@
+/**
+ * `npm start` (and `npm run dev` with --dev): builds the console when its build is missing or
+ * stale, then starts the whole service in this process and shuts it down in order on
+ * SIGINT/SIGTERM, within 10 seconds. `--api-only` serves the public API without the console.
+ */
+import { spawnSync } from "node:child_process";
+import { ensureFreshBuild } from "./build";
+import { startService } from "@/lib/runtime";
+import { ConfigError } from "@/lib/env";
+
+const dev = process.argv.includes("--dev");
+const apiOnly = process.argv.includes("--api-only");
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+if (!dev) (process.env as Record<string, string>).NODE_ENV ??= "production";
+
+async function main() {
+  const role = process.env.ROLE ?? "all";
+  if (!dev && !apiOnly && role !== "worker") ensureFreshBuild((cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1);
+  const service = await startService({ dev, withNext: !apiOnly });
+  if (service.url) {
+    const shown = service.env.PUBLIC_URL;
+    console.log(`\nBlockgate is running (${dev ? "development" : "production build"}, role ${service.env.ROLE}).`);
+    if (!apiOnly) console.log(`  Console:     ${shown}`);
+    console.log(`  Public API:  ${shown}/node/<network>, ${shown}/rpc/<network>, ${shown}/v1/...`);
+    console.log(`  Database:    ${service.embeddedDatabase ? "embedded PostgreSQL" : "external PostgreSQL (DATABASE_URL)"}\n`);
+  } else {
+    console.log(`Blockgate worker is running (role ${service.env.ROLE}).`);
+  }
+  let shuttingDown = false;
+  const shutdown = (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    console.log(`\n${signal}: shutting down…`);
+    const force = setTimeout(() => {
+      console.error("Shutdown took longer than 10 s; exiting.");
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    service
+      .stop()
+      .then(() => {
+        console.log("Stopped.");
+        process.exit(0);
+      })
+      .catch((e: unknown) => {
+        console.error(e);
+        process.exit(1);
+      });
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof ConfigError ? e.message : e);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import type { z } from "zod";
+import { requireUser } from "@/lib/auth/session";
+import type { SessionUser } from "@/lib/auth/users";
+import { AppError, toAppError } from "@/lib/errors";
+
+export function errorResponse(error: AppError): Response {
+  return Response.json(error.toJSON(), { status: error.status, headers: error.headers });
+}
+
+/** Parses a JSON body with a shared zod schema; the first issue becomes a readable 400. */
+export async function parseBody<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
+  let json: unknown;
+  try {
+    json = await req.json();
+  } catch {
+    throw new AppError("INVALID_PARAMETER", "The request body must be JSON.");
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+    throw new AppError(issue?.code === "invalid_type" && issue.input === undefined ? "MISSING_REQUIRED_PARAMETER" : "INVALID_PARAMETER", `${where}${issue?.message ?? "invalid input"}`);
+  }
+  return parsed.data;
+}
+
+type Params = Record<string, string>;
+
+/**
+ * Console route wrapper: requires a signed-in user (session cookie, never an API key), passes the
+ * route params, and maps every error to `{ code, message }` with its status.
+ */
+export function withUser<P extends Params = Params>(
+  handler: (req: Request, ctx: { user: SessionUser; params: P }) => Promise<Response>,
+): (req: Request, ctx: { params: Promise<P> }) => Promise<Response> {
+  return async (req, ctx) => {
+    try {
+      const user = await requireUser();
+      return await handler(req, { user, params: await ctx.params });
+    } catch (e) {
+      return errorResponse(toAppError(e));
+    }
+  };
+}
+
+/** Same mapping for the few console routes that need no session (sign-up, health). */
+export function withErrors(handler: (req: Request) => Promise<Response>): (req: Request) => Promise<Response> {
+  return async (req) => {
+    try {
+      return await handler(req);
+    } catch (e) {
+      return errorResponse(toAppError(e));
+    }
+  };
+}

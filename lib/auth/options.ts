@@ -1,0 +1,64 @@
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import GitHubProvider from "next-auth/providers/github";
+import { signInSchema } from "./schema";
+import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
+
+function providers(): NextAuthOptions["providers"] {
+  const list: NextAuthOptions["providers"] = [
+    CredentialsProvider({
+      id: "credentials",
+      name: "Email and password",
+      credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+      async authorize(credentials) {
+        const parsed = signInSchema.safeParse(credentials ?? {});
+        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "Enter your email and password.");
+        try {
+          return await verifyCredentials(parsed.data.email, parsed.data.password);
+        } catch (e) {
+          // next-auth passes the message to the form as `error`.
+          if (e instanceof SignInError) throw new Error(e.message);
+          throw e;
+        }
+      },
+    }),
+  ];
+  if (process.env.GITHUB_ID && process.env.GITHUB_SECRET) {
+    list.push(GitHubProvider({ clientId: process.env.GITHUB_ID, clientSecret: process.env.GITHUB_SECRET }));
+  }
+  return list;
+}
+
+export function githubEnabled(): boolean {
+  return Boolean(process.env.GITHUB_ID && process.env.GITHUB_SECRET);
+}
+
+const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
+
+/** next-auth configuration: JWT sessions in an httpOnly cookie (Secure when served over https). */
+export function authOptions(): NextAuthOptions {
+  g.__blockgateAuthOptions ??= {
+    secret: process.env.NEXTAUTH_SECRET,
+    session: { strategy: "jwt", maxAge: 30 * 24 * 60 * 60 },
+    pages: { signIn: "/sign-in", error: "/sign-in" },
+    providers: providers(),
+    callbacks: {
+      async signIn({ account, user, profile }) {
+        if (account?.provider !== "github") return true;
+        if (!user.email) return "/sign-in?error=GitHubEmail";
+        const local = await upsertGithubUser(String(account.providerAccountId), user.email, profile?.name ?? user.name ?? null);
+        user.id = local.id;
+        return true;
+      },
+      jwt({ token, user }) {
+        if (user) token.uid = user.id;
+        return token;
+      },
+      session({ session, token }) {
+        if (session.user && typeof token.uid === "string") session.user.id = token.uid;
+        return session;
+      },
+    },
+  };
+  return g.__blockgateAuthOptions;
+}

@@ -1,0 +1,51 @@
+/**
+ * One error type for the public API and the console API: a code from REFERENCE.md's table,
+ * its HTTP status, and a message written for the person who made the request.
+ */
+export const ERROR_STATUS = {
+  MISSING_REQUIRED_PARAMETER: 400,
+  INVALID_PARAMETER: 400,
+  WRONG_RANGE_PARAMETER: 400,
+  NO_AUTHENTICATION_FOUND: 401,
+  AUTHENTICATION_FAILED: 401,
+  PERMISSION_DENIED: 403,
+  WRONG_ENDPOINT: 404,
+  NOT_SUPPORTED_CHAIN: 404,
+  RESOURCE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  TIMEOUT: 408,
+  RESOURCE_ALREADY_EXISTS: 409,
+  REJECTED: 409,
+  CONTENTS_TOO_LARGE: 413,
+  TOO_LONG_URI: 414,
+  TOO_MANY_REQUESTS: 429,
+  EXCEEDED_QUOTA_LIMIT: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  INTERRUPTED: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  override name = "AppError";
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+  toJSON(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** Maps anything thrown to an AppError; unknown errors are logged and answered opaquely. */
+export function toAppError(error: unknown, log: (e: unknown) => void = (e) => console.error(e)): AppError {
+  if (error instanceof AppError) return error;
+  log(error);
+  return new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");
+}

@@ -1,0 +1,228 @@
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db } from "@/lib/db/client";
+import { resetKey } from "@/lib/keys/service";
+import { networkBySlug } from "@/lib/networks";
+import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+
+let gw: TestGateway;
+let project: Awaited<ReturnType<typeof createTestProject>>;
+
+const rpc = (id: unknown = 1, method = "eth_chainId") => JSON.stringify({ jsonrpc: "2.0", id, method, params: [] });
+
+async function post(path: string, body: string, headers: Record<string, string> = {}) {
+  const res = await fetch(gw.url + path, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+}
+
+/** Sends bytes that fetch refuses to send (control characters in headers). */
+function rawRequest(head: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(gw.url);
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(head));
+    let data = "";
+    socket.on("data", (d) => (data += d.toString("latin1")));
+    socket.on("end", () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1]);
+      resolve({ status, body: data.slice(data.indexOf("\r\n\r\n") + 4) });
+    });
+    socket.on("error", reject);
+  });
+}
+
+async function usageRows(projectId: string) {
+  await gw.meter.flush();
+  return db().usageBucket.findMany({ where: { projectId } });
+}
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  project = await createTestProject();
+});
+afterAll(async () => gw.stop());
+
+describe("authentication", () => {
+  it("answers a request with no key with 401 NO_AUTHENTICATION_FOUND", async () => {
+    const r = await post("/node/ethereum-mainnet", rpc());
+    expect(r.status).toBe(401);
+    expect(r.json).toEqual({ code: "NO_AUTHENTICATION_FOUND", message: expect.stringContaining("X-API-KEY") });
+  });
+
+  it("answers an unknown key with 401 AUTHENTICATION_FAILED", async () => {
+    const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": "bg_" + "1".repeat(33) });
+    expect(r.status).toBe(401);
+    expect(r.json?.code).toBe("AUTHENTICATION_FAILED");
+  });
+
+  it("refuses a key given both in the header and in the path", async () => {
+    const r = await post(`/node/ethereum-mainnet/${project.apiKey}`, rpc(), { "X-API-KEY": project.apiKey });
+    expect(r.status).toBe(401);
+    expect(r.json).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.stringContaining("not both") });
+  });
+
+  it("refuses a 10 KB key header without touching anything", async () => {
+    const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": "bg_" + "a".repeat(10 * 1024) });
+    expect(r.status).toBe(401);
+    expect(r.json?.code).toBe("AUTHENTICATION_FAILED");
+  });
+
+  it("refuses keys with SQL or control characters", async () => {
+    for (const key of ["bg_' OR 1=1 --", "'; DROP TABLE api_keys; --", `${project.apiKey}'`]) {
+      const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": key });
+      expect(r.status).toBe(401);
+      expect(r.json?.code).toBe("AUTHENTICATION_FAILED");
+    }
+    const body = rpc();
+    const raw = await rawRequest(
+      `POST /node/ethereum-mainnet HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nX-API-KEY: bg_\u0001\u0007abc\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    // Node's parser may reject the header itself (400) before our code runs; either way it is not served.
+    expect([400, 401]).toContain(raw.status);
+    const pathKey = await post(`/node/ethereum-mainnet/${encodeURIComponent("bg_%00' OR '1'='1")}`, rpc());
+    expect(pathKey.status).toBe(401);
+    expect(await db().apiKey.count({ where: { projectId: project.projectId } })).toBe(1);
+  });
+
+  it("stops accepting a key the moment it is reset", async () => {
+    const p = await createTestProject();
+    const ok = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": p.apiKey });
+    expect(ok.status).toBe(200);
+    const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
+    const fresh = await resetKey(p.projectId, key.id);
+    const old = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": p.apiKey });
+    expect(old.status).toBe(401);
+    expect(old.json?.code).toBe("AUTHENTICATION_FAILED");
+    const next = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": fresh });
+    expect(next.status).toBe(200);
+  });
+});
+
+describe("routing", () => {
+  it("answers an unknown network with 404 NOT_SUPPORTED_CHAIN", async () => {
+    for (const slug of ["ethereum-nope", "babylon-mainnet", "aptos-mainnet"]) {
+      const r = await post(`/node/${slug}`, rpc(), { "X-API-KEY": project.apiKey });
+      expect(r.status).toBe(404);
+      expect(r.json?.code).toBe("NOT_SUPPORTED_CHAIN");
+    }
+  });
+
+  it("answers an unknown path with 404 WRONG_ENDPOINT", async () => {
+    for (const path of ["/node", "/node/ethereum-mainnet/a/b", "/rpc/babylon-mainnet/nope", "/v1/ethereum/mainnet/nothing"]) {
+      const r = await post(path, rpc(), { "X-API-KEY": project.apiKey });
+      expect(r.status, path).toBe(404);
+      expect(r.json?.code, path).toBe("WRONG_ENDPOINT");
+    }
+  });
+
+  it("answers a wrong method with 405 and the allowed methods", async () => {
+    const res = await fetch(gw.url + "/node/ethereum-mainnet", { headers: { "X-API-KEY": project.apiKey } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(await res.json()).toEqual({ code: "METHOD_NOT_ALLOWED", message: expect.stringContaining("POST") });
+  });
+
+  it("adds a request id and CORS headers, and answers preflight", async () => {
+    const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": project.apiKey });
+    expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    const pre = await fetch(gw.url + "/node/ethereum-mainnet", {
+      method: "OPTIONS",
+      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key, content-type" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-headers")).toContain("X-API-KEY");
+    expect(pre.headers.get("access-control-allow-methods")).toContain("POST");
+  });
+
+  it("refuses a body over 1 MB with 413 and a URL over 8 KB with 414", async () => {
+    const big = await post("/node/ethereum-mainnet", JSON.stringify({ pad: "x".repeat(1024 * 1024) }), { "X-API-KEY": project.apiKey });
+    expect(big.status).toBe(413);
+    expect(big.json?.code).toBe("CONTENTS_TOO_LARGE");
+    const long = await post(`/node/ethereum-mainnet?${"q".repeat(9000)}`, rpc(), { "X-API-KEY": project.apiKey });
+    expect(long.status).toBe(414);
+    expect(long.json?.code).toBe("TOO_LONG_URI");
+  });
+
+  it("leaves non-API paths to the console", async () => {
+    const res = await fetch(gw.url + "/nodes");
+    expect(res.status).toBe(404); // no Next.js in this server; the gateway did not claim the path
+    expect(res.headers.get("x-request-id")).toBeNull();
+  });
+});
+
+describe("node endpoint through the gateway", () => {
+  it("answers eth_chainId with the devnet chain id in header and path form, echoing ids", async () => {
+    const net = networkBySlug("ethereum-sepolia")!;
+    expect(net.source.kind).toBe("devnet");
+    const expected = "0x" + Number(net.devnetChainId).toString(16);
+    const header = await post("/node/ethereum-sepolia", rpc("abc"), { "X-API-KEY": project.apiKey });
+    expect(header.json).toEqual({ jsonrpc: "2.0", id: "abc", result: expected });
+    const path = await post(`/node/ethereum-sepolia/${project.apiKey}`, rpc(7));
+    expect(path.json).toEqual({ jsonrpc: "2.0", id: 7, result: expected });
+    expect(expected).not.toBe("0xaa36a7"); // never the real Sepolia id
+  });
+
+  it("answers JSON-RPC errors for bad bodies", async () => {
+    const h = { "X-API-KEY": project.apiKey };
+    expect((await post("/node/ethereum-mainnet", "{not json", h)).json).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.any(String) } });
+    expect(((await post("/node/ethereum-mainnet", "[]", h)).json as { error: { code: number } }).error.code).toBe(-32600);
+    expect(((await post("/node/ethereum-mainnet", '{"id":1}', h)).json as { error: { code: number } }).error.code).toBe(-32600);
+    const refused = (await post("/node/ethereum-mainnet", rpc(2, "anvil_setBalance"), h)).json as { id: number; error: { code: number; message: string } };
+    expect(refused.id).toBe(2);
+    expect(refused.error.code).toBe(-32601);
+    expect(refused.error.message).toContain("not available");
+  });
+});
+
+describe("metering", () => {
+  it("records N times the cost in per-minute buckets after N requests, errors free", async () => {
+    const p = await createTestProject();
+    const n = 25;
+    await Promise.all(Array.from({ length: n }, (_, i) => post("/node/ethereum-mainnet", rpc(i), { "X-API-KEY": p.apiKey })));
+    await post("/node/ethereum-mainnet", rpc(99, "admin_peers"), { "X-API-KEY": p.apiKey });
+    const rows = await usageRows(p.projectId);
+    const chainId = rows.filter((r) => r.endpoint === "eth_chainId");
+    expect(chainId.reduce((s, r) => s + r.requests, 0)).toBe(n);
+    expect(chainId.reduce((s, r) => s + Number(r.cu), 0)).toBe(n * 5);
+    expect(chainId.every((r) => r.network === "ethereum-mainnet" && r.minute.getUTCSeconds() === 0)).toBe(true);
+    const refused = rows.find((r) => r.endpoint === "admin_peers");
+    expect(refused).toMatchObject({ requests: 1, errors: 1 });
+    expect(Number(refused?.cu)).toBe(0);
+  });
+
+  it("records nothing for requests that fail authentication", async () => {
+    const before = await db().usageBucket.count();
+    await post("/node/ethereum-mainnet", rpc());
+    await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": "bg_" + "2".repeat(33) });
+    await gw.meter.flush();
+    expect(await db().usageBucket.count()).toBe(before);
+  });
+});
+
+describe("plan limits", () => {
+  it("refuses with 429 EXCEEDED_QUOTA_LIMIT once the free plan's daily allowance is used", async () => {
+    const p = await createTestProject();
+    const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
+    const now = new Date();
+    const minute = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    await db().usageBucket.create({
+      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", endpoint: "eth_chainId", minute, cu: 1_000_000n, requests: 200_000 },
+    });
+    const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": p.apiKey });
+    expect(r.status).toBe(429);
+    expect(r.json).toEqual({ code: "EXCEEDED_QUOTA_LIMIT", message: expect.stringContaining("1,000,000 CU daily allowance") });
+  });
+
+  it("limits throughput to the plan's CU per second with TOO_MANY_REQUESTS and Retry-After", async () => {
+    const p = await createTestProject();
+    // Free plan: 300 CU/s, eth_chainId costs 5: a burst of 100 cannot all pass.
+    const batch = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_chainId" })));
+    const r = await post("/node/ethereum-mainnet", batch, { "X-API-KEY": p.apiKey });
+    const items = r.json as unknown as Array<{ result?: string; error?: { code: number; message: string } }>;
+    const passed = items.filter((i) => i.result).length;
+    expect(passed).toBeGreaterThanOrEqual(60);
+    expect(passed).toBeLessThan(100);
+    expect(items.find((i) => i.error)?.error).toEqual({ code: -32005, message: expect.stringContaining("300 CU per second") });
+  });
+});

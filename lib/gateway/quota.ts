@@ -1,0 +1,74 @@
+import { db } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
+import { AppError } from "@/lib/errors";
+import { PLANS } from "@/lib/plans";
+
+interface Usage {
+  periodStart: number;
+  /** CU recorded in the database for this period when last read. */
+  stored: number;
+  /** CU this process has charged since that read. */
+  local: number;
+  refreshedAt: number;
+  refreshing?: Promise<void>;
+}
+
+const REFRESH_MS = 30_000;
+
+/** Start of the plan period containing `now`: 00:00 UTC today, or the 1st of the month. */
+export function periodStart(period: "day" | "month", now: number): number {
+  const d = new Date(now);
+  return period === "day" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/**
+ * Plan allowance per project (REFERENCE.md §1: free plan 1M CU a day, paid plans a month, reset
+ * at 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
+ * background every 30 s, so the hot path only waits for the database on a project's first call.
+ */
+export class QuotaTracker {
+  private usage = new Map<string, Usage>();
+
+  async check(projectId: string, plan: string, now = Date.now()): Promise<void> {
+    const limits = PLANS[plan as Plan];
+    if (!limits || limits.allowanceCu === null) return;
+    const start = periodStart(limits.period, now);
+    let u = this.usage.get(projectId);
+    if (!u || u.periodStart !== start) {
+      u = { periodStart: start, stored: 0, local: 0, refreshedAt: 0 };
+      this.usage.set(projectId, u);
+      await this.refresh(projectId, u, now);
+    } else if (now - u.refreshedAt > REFRESH_MS && !u.refreshing) {
+      void this.refresh(projectId, u, now);
+    }
+    if (u.stored + u.local >= limits.allowanceCu) {
+      throw new AppError(
+        "EXCEEDED_QUOTA_LIMIT",
+        `This project used its ${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan. It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan for more.`,
+      );
+    }
+  }
+
+  add(projectId: string, cu: number): void {
+    const u = this.usage.get(projectId);
+    if (u) u.local += cu;
+  }
+
+  private refresh(projectId: string, u: Usage, now: number): Promise<void> {
+    u.refreshing ??= (async () => {
+      const localBefore = u.local;
+      const rows = await db().$queryRaw<{ cu: bigint | null }[]>`
+        SELECT sum(cu) AS cu FROM usage_buckets WHERE project_id = ${projectId} AND minute >= ${new Date(u.periodStart)}`;
+      // What was charged locally before the read may already be in the database (flushed);
+      // keep only what came after, and accept a slight undercount across flush boundaries.
+      u.stored = Number(rows[0]?.cu ?? 0);
+      u.local = Math.max(0, u.local - localBefore);
+      u.refreshedAt = now;
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        u.refreshing = undefined;
+      });
+    return u.refreshing;
+  }
+}

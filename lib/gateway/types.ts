@@ -1,0 +1,45 @@
+import type { IncomingMessage } from "node:http";
+import type { KeyPrincipal } from "@/lib/keys/cache";
+import type { Family, Network } from "@/lib/networks";
+
+export interface GatewayContext {
+  req: IncomingMessage;
+  url: URL;
+  requestId: string;
+  network: Network;
+  principal: KeyPrincipal;
+  /** Reads the body, refusing more than `limit` bytes with 413 CONTENTS_TOO_LARGE. */
+  body(limit?: number): Promise<Buffer>;
+  /** Takes throughput tokens for `cu` (429 when over the plan's rate) before doing work. */
+  charge(cu: number): void;
+  /** Records one metered call (a JSON-RPC batch records one per item). */
+  meter(endpoint: string, cu: number, error: boolean): void;
+}
+
+export interface GatewayResponse {
+  status: number;
+  /** Serialised as JSON unless it is a string or Buffer. */
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Endpoint {
+  methods: readonly string[];
+  handle(ctx: GatewayContext): Promise<GatewayResponse>;
+}
+
+export interface RouteMatch {
+  /** Network slug (`ethereum-mainnet`), or protocol and network path segments for /v1. */
+  network: { slug: string } | { protocol: string; network: string };
+  endpoint: Endpoint;
+  /** Key given in the path (node endpoint only). */
+  pathKey?: string;
+}
+
+/** One public API family mounted at `/<prefix>/...`. */
+export interface Mount {
+  prefix: "rpc" | "node" | "v1";
+  families: readonly Family[];
+  /** Path segments after the prefix; undefined answers 404 WRONG_ENDPOINT. */
+  match(segments: string[]): RouteMatch | undefined;
+}

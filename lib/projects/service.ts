@@ -1,0 +1,87 @@
+import { db } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
+import { AppError } from "@/lib/errors";
+import { newId } from "@/lib/ids";
+import { generateKeyMaterial } from "@/lib/keys/secret";
+import type { OnboardingInput } from "./schema";
+
+export const FIRST_PROJECT_NAME = "My First Project";
+
+export interface ProjectSummary {
+  id: string;
+  name: string;
+  plan: Plan;
+  createdAt: Date;
+}
+
+const summary = { id: true, name: true, plan: true, createdAt: true } as const;
+
+export async function listProjects(userId: string): Promise<ProjectSummary[]> {
+  return db().project.findMany({ where: { ownerId: userId }, select: summary, orderBy: { createdAt: "asc" } });
+}
+
+/**
+ * The project, if the user may see it. A project of another user answers PERMISSION_DENIED
+ * and one that does not exist RESOURCE_NOT_FOUND; neither reveals anything else.
+ */
+export async function getProjectForUser(userId: string, projectId: string): Promise<ProjectSummary & { organization: string | null }> {
+  if (!/^prj_[1-9A-HJ-NP-Za-km-z]{1,40}$/.test(projectId)) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
+  const project = await db().project.findUnique({
+    where: { id: projectId },
+    select: { ...summary, organization: true, ownerId: true },
+  });
+  if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
+  if (project.ownerId !== userId) throw new AppError("PERMISSION_DENIED", "You do not have access to this project.");
+  const { ownerId: _owner, ...rest } = project;
+  return rest;
+}
+
+/** Creates a project with its first key, in one transaction. */
+async function createProjectWithKey(
+  tx: Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0],
+  input: { ownerId: string; name: string; organization?: string | null; useCase?: string | null },
+): Promise<{ projectId: string; apiKey: string }> {
+  const projectId = newId("prj");
+  const key = generateKeyMaterial();
+  await tx.project.create({
+    data: {
+      id: projectId,
+      name: input.name,
+      organization: input.organization || null,
+      useCase: input.useCase ?? null,
+      ownerId: input.ownerId,
+      keys: { create: { id: newId("key"), hash: key.hash, ciphertext: key.ciphertext, start: key.start } },
+    },
+  });
+  return { projectId, apiKey: key.secret };
+}
+
+/**
+ * Onboarding: creates "My First Project" on the free plan with its one key. The user row is
+ * locked first, so a double submit or a reload returns the project created the first time.
+ */
+export async function completeOnboarding(userId: string, input: OnboardingInput): Promise<{ projectId: string; created: boolean }> {
+  return db().$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+    if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
+    const existing = await tx.project.findFirst({ where: { ownerId: userId }, select: { id: true }, orderBy: { createdAt: "asc" } });
+    if (existing) return { projectId: existing.id, created: false };
+    await tx.user.update({ where: { id: userId }, data: { name: input.name } });
+    const { projectId } = await createProjectWithKey(tx, {
+      ownerId: userId,
+      name: FIRST_PROJECT_NAME,
+      organization: input.organization,
+      useCase: input.useCase,
+    });
+    return { projectId, created: true };
+  });
+}
+
+export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
+  return db().$transaction((tx) => createProjectWithKey(tx, { ownerId: userId, name }));
+}
+
+export async function renameProject(userId: string, projectId: string, name: string): Promise<void> {
+  await getProjectForUser(userId, projectId);
+  await db().project.update({ where: { id: projectId }, data: { name } });
+}

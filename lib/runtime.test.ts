@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db, disconnectDb } from "@/lib/db/client";
+import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
+import { freePort } from "@/lib/testing/ports";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+function startLauncher(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let out = "";
+  // The same command `npm start` runs: the tsx CLI, which relays signals to the service.
+  const child = spawn(process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "bin/start.ts", "--api-only"], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  return { child, output: () => out };
+}
+
+async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let databaseUrl: string;
+beforeAll(async () => {
+  databaseUrl = await connectTestDatabase();
+});
+afterAll(async () => disconnectDb());
+
+describe("launcher", () => {
+  it("serves the public API, and on SIGTERM flushes usage and exits 0 within 10 s", async () => {
+    const project = await createTestProject();
+    const port = await freePort();
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-launcher-"));
+    const launcher = startLauncher({
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      NODE_ENV: "test",
+      // A long flush interval: only the shutdown flush can have written the usage.
+      USAGE_FLUSH_MS: "60000",
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(() => launcher.output().includes("Blockgate is running"), 60_000, `the launcher to start:\n${launcher.output()}`);
+    const n = 12;
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(`${url}/node/base-mainnet`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-API-KEY": project.apiKey },
+        body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "net_version" }),
+      });
+      expect(res.status).toBe(200);
+    }
+    expect(await db().usageBucket.count({ where: { projectId: project.projectId } })).toBe(0);
+    const started = Date.now();
+    const exited = new Promise<number | null>((resolve) => launcher.child.on("exit", (code) => resolve(code)));
+    launcher.child.kill("SIGTERM");
+    expect(await exited, launcher.output()).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId } });
+    expect(rows.reduce((s, r) => s + r.requests, 0)).toBe(n);
+    expect(rows.reduce((s, r) => s + Number(r.cu), 0)).toBe(n * 5);
+    expect(launcher.output()).toContain("Stopped.");
+  });
+
+  it("refuses to start with bad configuration and names the variable", async () => {
+    const launcher = startLauncher({ DATABASE_URL: databaseUrl, PORT: "not-a-port", NODE_ENV: "test" });
+    const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(launcher.output()).toContain("PORT");
+  });
+
+  it("refuses production mode without explicit secrets", async () => {
+    const launcher = startLauncher({ DATABASE_URL: databaseUrl, NODE_ENV: "production", APP_SECRET: "", NEXTAUTH_SECRET: "" });
+    const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(launcher.output()).toMatch(/APP_SECRET.*required in production/);
+  });
+});

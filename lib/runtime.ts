@@ -1,0 +1,87 @@
+import path from "node:path";
+import { ensureDatabase } from "@/lib/db/connection";
+import { disconnectDb } from "@/lib/db/client";
+import { applyMigrations } from "@/lib/db/migrate";
+import { loadEnv, type Env } from "@/lib/env";
+import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
+import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
+import { meter } from "@/lib/usage/meter";
+
+export interface ServiceOptions {
+  /** Serve the console through Next.js (false: public API only, for tests and ROLE=worker). */
+  withNext?: boolean;
+  dev?: boolean;
+  log?: (msg: string) => void;
+}
+
+export interface Service {
+  env: Env;
+  url: string | undefined;
+  databaseUrl: string;
+  embeddedDatabase: boolean;
+  stop(): Promise<void>;
+}
+
+async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler; close(): Promise<void> }> {
+  const { default: next } = await import("next");
+  const app = next({ dev, dir: path.resolve("."), hostname: env.HOST, port: env.PORT });
+  await app.prepare();
+  const handle = app.getRequestHandler();
+  return { handler: (req, res) => handle(req, res), close: () => app.close() };
+}
+
+/**
+ * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
+ * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker). stop() shuts down
+ * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
+ */
+export async function startService(options: ServiceOptions = {}): Promise<Service> {
+  const log = options.log ?? ((m: string) => console.log(m));
+  const env = loadEnv();
+  const database = await ensureDatabase({ log });
+  process.env.DATABASE_URL = database.url;
+  const applied = await applyMigrations(database.url);
+  if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
+
+  const stops: Array<() => Promise<void>> = [];
+  let http: RunningServer | undefined;
+  let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
+  const usage = meter();
+  try {
+    const invalidations = listenForKeyInvalidations(database.url, log);
+    stops.push(() => invalidations.stop());
+    if (env.ROLE !== "worker") {
+      if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
+      usage.start(env.USAGE_FLUSH_MS);
+      http = await startHttpServer({
+        host: env.HOST,
+        port: env.PORT,
+        meter: usage,
+        keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
+        next: nextApp?.handler,
+        log: (m) => console.error(m),
+      });
+    }
+  } catch (e) {
+    await disconnectDb().catch(() => undefined);
+    await database.stop().catch(() => undefined);
+    throw e;
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = async () => {
+    await http?.close();
+    await usage.stop();
+    for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
+    await nextApp?.close().catch(() => undefined);
+    await disconnectDb();
+    await database.stop();
+  };
+  return {
+    env,
+    url: http?.url,
+    databaseUrl: database.url,
+    embeddedDatabase: database.embedded,
+    stop: () => (stopping ??= stop()),
+  };
+}

