@@ -43,7 +43,10 @@ export class SignInError extends Error {
 export async function verifyCredentials(emailInput: string, password: string): Promise<SessionUser> {
   const email = emailInput.trim().toLowerCase();
   const wait = retryAfterMs(email);
-  if (wait > 0) throw new SignInError(`Too many failed sign-ins. Try again in ${Math.ceil(wait / 1000)} seconds.`);
+  if (wait > 0) {
+    const seconds = Math.ceil(wait / 1000);
+    throw new SignInError(`Too many failed sign-ins. Try again in ${seconds} ${seconds === 1 ? "second" : "seconds"}.`);
+  }
   const user = await db().user.findUnique({
     where: { email },
     select: { id: true, email: true, name: true, passwordHash: true },

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 import { db } from "@/lib/db/client";
 import { AppError, toAppError } from "@/lib/errors";
-import { newId } from "@/lib/ids";
+import { randomBytes } from "node:crypto";
 import { cacheGet, cacheSet, type KeyPrincipal } from "@/lib/keys/cache";
 import { hashKey, looksLikeKey } from "@/lib/keys/secret";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
@@ -27,6 +27,12 @@ export interface GatewayOptions {
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+// Request ids: a random per-process prefix and a counter; unique across processes and cheap
+// on the hot path (no randomness or big-number arithmetic per request).
+const processTag = randomBytes(6).toString("base64url");
+let requestCounter = 0;
+const nextRequestId = () => `req_${processTag}${(++requestCounter).toString(36).padStart(6, "0")}`;
 
 function send(res: ServerResponse, requestId: string, response: GatewayResponse): void {
   const body =
@@ -180,7 +186,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const prefix = url.slice(1, end === -1 ? url.search(/[?#]|$/) : end) as Mount["prefix"];
     const mount = mounts.get(prefix);
     if (!mount) return false;
-    const requestId = newId("req");
+    const requestId = nextRequestId();
     if (url.length > MAX_URL_LENGTH) {
       req.resume();
       sendError(res, requestId, new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`));

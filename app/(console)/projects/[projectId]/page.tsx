@@ -1,0 +1,52 @@
+import type { Metadata } from "next";
+import { projectAccess, publicOrigin } from "@/components/console/project-access";
+import { CurlExample } from "@/components/endpoints/curl-example";
+import { EndpointList } from "@/components/endpoints/endpoint-list";
+import type { EndpointNetwork } from "@/components/endpoints/types";
+import { ApiKeyCard } from "@/components/keys/api-key-card";
+import { KeyRevealProvider } from "@/components/keys/key-reveal";
+import { Badge } from "@/components/ui/badge";
+import { PageHeader } from "@/components/ui/page-header";
+import { listKeys } from "@/lib/keys/service";
+import { networks } from "@/lib/networks";
+import { PLANS } from "@/lib/plans";
+
+export const metadata: Metadata = { title: "Overview" };
+
+export default async function OverviewPage({ params }: { params: Promise<{ projectId: string }> }) {
+  const { projectId } = await params;
+  const access = await projectAccess(projectId);
+  if (!access) return null;
+  const { user, project } = access;
+  const [first] = await listKeys(user.id, project.id);
+  const origin = publicOrigin();
+  const catalog: EndpointNetwork[] = networks().map((n) => ({
+    slug: n.slug,
+    family: n.family,
+    displayName: n.displayName,
+    protocol: n.protocol,
+    network: n.network,
+    chainId: String(n.activeChainId),
+    source: n.source.kind,
+  }));
+  const example = catalog.find((n) => n.slug === "ethereum-mainnet") ?? catalog.find((n) => n.family === "evm");
+
+  return (
+    <div className="space-y-8">
+      <PageHeader
+        title={project.name}
+        meta={<Badge tone="accent">{PLANS[project.plan].label}</Badge>}
+        description={
+          <>
+            Project ID <code className="text-fg">{project.id}</code>
+          </>
+        }
+      />
+      <KeyRevealProvider projectId={project.id} primaryKey={first ? { id: first.id, name: first.name, masked: first.masked } : null}>
+        <ApiKeyCard />
+        {example ? <CurlExample origin={origin} slug={example.slug} networkName={example.displayName} /> : null}
+        <EndpointList origin={origin} networks={catalog} />
+      </KeyRevealProvider>
+    </div>
+  );
+}

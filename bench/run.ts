@@ -1,0 +1,38 @@
+/**
+ * `npm run bench -- <name> [options]`: runs one named benchmark, prints its results and records
+ * them in bench/RESULTS.md. Each benchmark is a module exporting `(argv) => Promise<exit code>`,
+ * loaded only when asked for; bench/lib.ts holds the shared pieces (cleanup on failure and
+ * Ctrl-C, child processes, autocannon runs, /proc memory samples, RESULTS.md).
+ */
+import { runWithCleanup } from "./lib";
+
+export type Benchmark = (argv: string[]) => Promise<number>;
+
+const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmark> }> = {
+  gateway: {
+    summary: "public API gateway (POST /node/<network> eth_chainId) vs a bare node:http server, c=1 and c=32",
+    load: async () => (await import("./gateway")).gatewayBench,
+  },
+};
+
+function list(): string {
+  const width = Math.max(...Object.keys(BENCHMARKS).map((n) => n.length));
+  const lines = Object.entries(BENCHMARKS).map(([name, b]) => `  ${name.padEnd(width)}  ${b.summary}`);
+  return `Usage: npm run bench -- <name> [options]   (options: npm run bench -- <name> --help)\n\nBenchmarks:\n${lines.join("\n")}`;
+}
+
+const [name, ...rest] = process.argv.slice(2);
+const entry = name !== undefined && Object.hasOwn(BENCHMARKS, name) ? BENCHMARKS[name] : undefined;
+if (!entry) {
+  if (name !== undefined && name !== "--help" && name !== "-h") console.error(`Unknown benchmark "${name}".\n`);
+  console.error(list());
+  process.exit(name === "--help" || name === "-h" ? 0 : 1);
+}
+
+void entry.load().then(
+  (bench) => runWithCleanup(() => bench(rest)),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,32 @@
+"use server";
+
+import { failure, ok, type ActionResult } from "@/components/action-result";
+import { signInSchema } from "@/lib/auth/schema";
+import { createUser, SignInError, verifyCredentials } from "@/lib/auth/users";
+
+/** Sign-up from the console form (the same service call as POST /api/sign-up). */
+export async function signUpAction(input: { email: string; password: string }): Promise<ActionResult> {
+  try {
+    await createUser(input);
+    return ok(null);
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/**
+ * Checks the credentials before the form calls next-auth's signIn(), which answers a wrong
+ * password with HTTP 401 (logged by the browser as a console error). Same service call, same
+ * throttle and messages as the credentials provider; it creates no session.
+ */
+export async function checkCredentialsAction(input: { email: string; password: string }): Promise<ActionResult> {
+  const parsed = signInSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, code: "INVALID_PARAMETER", message: parsed.error.issues[0]?.message ?? "Enter your email and password." };
+  try {
+    await verifyCredentials(parsed.data.email, parsed.data.password);
+    return ok(null);
+  } catch (e) {
+    if (e instanceof SignInError) return { ok: false, code: "AUTHENTICATION_FAILED", message: e.message };
+    return failure(e);
+  }
+}

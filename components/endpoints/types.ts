@@ -1,0 +1,33 @@
+import type { Family } from "@/lib/networks";
+
+/** What the browser needs about a network (never the upstream URLs, which may hold provider keys). */
+export interface EndpointNetwork {
+  slug: string;
+  family: Family;
+  displayName: string;
+  protocol: string;
+  network: string;
+  chainId: string;
+  source: "devnet" | "upstream";
+}
+
+export const FAMILY_TITLES: Record<Family, { title: string; description: string }> = {
+  consensus: {
+    title: "Consensus chain (CometBFT RPC)",
+    description: "CometBFT RPC over HTTP. Send your key in the X-API-KEY header.",
+  },
+  evm: {
+    title: "EVM JSON-RPC",
+    description: "Ethereum JSON-RPC. Send your key in the X-API-KEY header, or append it to the URL path for clients that cannot set headers.",
+  },
+  move: {
+    title: "Move (Aptos)",
+    description: "Transaction webhooks for Aptos networks.",
+  },
+};
+
+export const FAMILY_ORDER: readonly Family[] = ["consensus", "evm", "move"];
+
+export function curlExample(origin: string, slug: string, key: string): string {
+  return `curl -X POST ${origin}/node/${slug} -H 'Content-Type: application/json' -H 'X-API-KEY: ${key}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'`;
+}

@@ -1,0 +1,123 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { errorMessage } from "@/components/api-client";
+import { Button } from "@/components/ui/button";
+import { CopyButton } from "@/components/ui/copy-button";
+import { formatDate, formatTime } from "@/components/ui/format";
+import { EyeIcon, EyeOffIcon, ResetIcon } from "./key-icons";
+import { ResetKeyDialog } from "./reset-key-dialog";
+import { keysQueryKey, secretQueryKey, type KeyItem } from "./types";
+import { useKeySecret } from "./use-key-secret";
+
+export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }) {
+  const queryClient = useQueryClient();
+  const getSecret = useKeySecret(projectId, item.id);
+  const [revealed, setRevealed] = useState<string | null>(null);
+  const [revealing, setRevealing] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [resetOpen, setResetOpen] = useState(false);
+  // Set right after a reset: the new secret is shown once, with a note, until hidden.
+  const [fresh, setFresh] = useState(false);
+
+  async function reveal() {
+    setRevealing(true);
+    setError(null);
+    try {
+      setRevealed(await getSecret());
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setRevealing(false);
+    }
+  }
+
+  // One <tbody> per key: its row, and the notice shown under it after a reset.
+  return (
+    <tbody className="border-t border-line first-of-type:border-t-0">
+      <tr className="align-middle">
+        <th scope="row" className="px-5 py-3.5 text-left align-middle font-normal">
+          <span className="block text-sm font-medium text-fg">{item.name}</span>
+          {revealed ? (
+            <code data-testid="api-key-value" className="mt-1 block font-mono text-[12.5px] break-all text-fg select-all">
+              {revealed}
+            </code>
+          ) : (
+            <code data-testid="api-key-masked" className="mt-1 block font-mono text-[12.5px] text-muted">
+              {item.masked}
+            </code>
+          )}
+          {error ? (
+            <span role="alert" className="mt-1 block text-xs text-danger-text">
+              {error}
+            </span>
+          ) : null}
+        </th>
+        <td className="px-3 py-3.5 text-muted">
+          <DateCell value={item.createdAt} />
+        </td>
+        <td className="px-3 py-3.5 text-muted">{item.resetAt ? <DateCell value={item.resetAt} /> : "Never"}</td>
+        <td className="px-5 py-3.5">
+          <div className="flex items-center justify-end gap-2">
+            {revealed ? (
+              <Button
+                variant="secondary"
+                size="sm"
+                onClick={() => {
+                  setRevealed(null);
+                  setFresh(false);
+                }}
+                icon={<EyeOffIcon />}
+              >
+                Hide
+              </Button>
+            ) : (
+              <Button variant="secondary" size="sm" onClick={() => void reveal()} pending={revealing} icon={<EyeIcon />}>
+                Reveal
+              </Button>
+            )}
+            <CopyButton value={revealed ?? getSecret} />
+            <Button variant="secondary" size="sm" onClick={() => setResetOpen(true)} icon={<ResetIcon />}>
+              Reset key
+            </Button>
+          </div>
+          <ResetKeyDialog
+            open={resetOpen}
+            projectId={projectId}
+            item={item}
+            onClose={() => setResetOpen(false)}
+            onReset={(secret) => {
+              setRevealed(secret);
+              setFresh(true);
+              setError(null);
+              queryClient.setQueryData(secretQueryKey(projectId, item.id), secret);
+              void queryClient.invalidateQueries({ queryKey: keysQueryKey(projectId) });
+            }}
+          />
+        </td>
+      </tr>
+      {/* Announced, and shown under the row, right after a reset. */}
+      <tr>
+        <td colSpan={4} className="p-0">
+          <div role="status">
+            {fresh && revealed ? (
+              <p className="mx-5 mb-3.5 rounded-md border border-success-text/25 bg-success-soft px-3 py-2 text-xs font-medium text-success-text">
+                Key reset. The old key no longer works: copy the new one into your applications now.
+              </p>
+            ) : null}
+          </div>
+        </td>
+      </tr>
+    </tbody>
+  );
+}
+
+function DateCell({ value }: { value: string }) {
+  return (
+    <time dateTime={value} className="block whitespace-nowrap">
+      {formatDate(value)}
+      <span className="block text-xs">{formatTime(value)}</span>
+    </time>
+  );
+}
