@@ -3,7 +3,7 @@ import nextTs from "eslint-config-next/typescript";
 import tseslint from "typescript-eslint";
 
 const config = [
-  { ignores: ["node_modules/**", ".next/**", ".data/**", "lib/db/generated/**", "next-env.d.ts", "test-results/**", "playwright-report/**"] },
+  { ignores: ["node_modules/**", ".next/**", ".blockgate/**", ".data/**", "lib/db/generated/**", "next-env.d.ts", "test-results/**", "playwright-report/**"] },
   ...nextVitals,
   ...nextTs,
   {

@@ -46,7 +46,7 @@ export default defineConfig({
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], launchOptions } }],
   webServer: {
-    command: `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join("node_modules", "tsx", "dist", "cli.mjs"))} bin/start.ts`,
+    command: `${JSON.stringify(process.execPath)} bin/start.mjs`,
     url: `${baseURL}/api/ready`,
     timeout: 600_000,
     reuseExistingServer: false,

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- gateway`: what the public API gateway costs on top of bare node:http.
  *
- *   (a) the real server (`bin/start.ts --api-only`, production mode, throwaway PostgreSQL):
+ *   (a) the real server (`bin/start.mjs --api-only`, production mode, throwaway PostgreSQL):
  *       POST /node/ethereum-mainnet eth_chainId with an ENTERPRISE project's key. Answered from
  *       the network catalog, so this is the gateway's own path: key lookup through the
  *       verification cache, network check, rate limiter, JSON-RPC parse, metering.
@@ -198,11 +198,8 @@ export async function gatewayBench(argv: string[]): Promise<number> {
   const apiPort = await freePort();
   const profileDirs = { a: path.join(work, "profile-a"), b: path.join(work, "profile-b") } as const;
   const profileArgs = (p: "a" | "b") => (opts.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", profileDirs[p], "--cpu-prof-interval", "250"] : []);
-  const apiArgs = opts.cpuProf
-    ? // tsx's CLI runs the script in a child process and does not pass --cpu-prof on (nor is it
-      // allowed in NODE_OPTIONS), so load tsx as a loader in one process instead.
-      [...profileArgs("a"), "--import", "tsx", "bin/start.ts", "--api-only"]
-    : ["node_modules/tsx/dist/cli.mjs", "bin/start.ts", "--api-only"];
+  // What `npm start` runs: bin/start.mjs compiles the server once with esbuild and runs it in this process.
+  const apiArgs = [...profileArgs("a"), "bin/start.mjs", "--api-only"];
   const api = spawnNode("server (a)", apiArgs, {
     cwd: root,
     echo: opts.verbose,
@@ -375,7 +372,7 @@ export async function gatewayBench(argv: string[]): Promise<number> {
   );
   const memLine = (m: { a: Memory | undefined; b: Memory | undefined }, p: "a" | "b") => fmt.mib(m[p]?.rssMiB);
   const memory =
-    `Server (a) RSS (VmRSS of the node process running bin/start.ts, pid ${apiPid}): before the load ${memLine(memBefore, "a")}, ` +
+    `Server (a) RSS (VmRSS of the node process running bin/start.mjs, pid ${apiPid}): before the load ${memLine(memBefore, "a")}, ` +
     `after ${memLine(memAfter, "a")} (peak VmHWM ${fmt.mib(memAfter.a?.hwmMiB)}). ` +
     `Baseline (b): before ${memLine(memBefore, "b")}, after ${memLine(memAfter, "b")}.`;
 

@@ -47,6 +47,7 @@ test.describe("sign-up refuses bad input with clear messages", () => {
     await signUp(page, email);
     await completeOnboarding(page);
     await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page).toHaveURL(/\/sign-in/);
     await signIn(page, email, "definitely wrong password");
     await expect(page.getByRole("alert").filter({ hasText: "Wrong email or password" })).toBeVisible();
     await expect(page).toHaveURL(/\/sign-in/);

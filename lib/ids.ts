@@ -18,7 +18,7 @@ export function base58(bytes: Uint8Array): string {
   return out;
 }
 
-export type IdPrefix = "usr" | "prj" | "key" | "req";
+export type IdPrefix = "usr" | "prj" | "key";
 
 /**
  * Prefixed, time-sortable id: 6 bytes of milliseconds then 10 random bytes, base58,

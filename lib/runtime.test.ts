@@ -11,8 +11,8 @@ const root = path.resolve(import.meta.dirname, "..");
 
 function startLauncher(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let out = "";
-  // The same command `npm start` runs: the tsx CLI, which relays signals to the service.
-  const child = spawn(process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "bin/start.ts", "--api-only"], {
+  // The same command `npm start` runs.
+  const child = spawn(process.execPath, ["bin/start.mjs", "--api-only"], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
-import { applyMigrations } from "@/lib/db/migrate";
+import { applyMigrations, listMigrations } from "@/lib/db/migrate";
+import { setExpectedMigrations } from "@/lib/db/readiness";
 import { loadEnv, type Env } from "@/lib/env";
 import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
@@ -42,6 +43,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   process.env.DATABASE_URL = database.url;
   const applied = await applyMigrations(database.url);
   if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
+  setExpectedMigrations(await listMigrations());
 
   const stops: Array<() => Promise<void>> = [];
   let http: RunningServer | undefined;

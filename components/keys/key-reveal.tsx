@@ -1,8 +1,7 @@
 "use client";
 
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
-import { errorMessage } from "@/components/api-client";
-import { useKeySecret } from "./use-key-secret";
+import { createContext, useCallback, useContext, useMemo, type ReactNode } from "react";
+import { useRevealedKey } from "./use-key-secret";
 
 export interface PrimaryKey {
   id: string;
@@ -27,24 +26,8 @@ const Ctx = createContext<KeyRevealState | null>(null);
 
 /** Shares the Overview's key between the key card and the endpoint examples. */
 export function KeyRevealProvider({ projectId, primaryKey, children }: { projectId: string; primaryKey: PrimaryKey | null; children: ReactNode }) {
-  const getSecret = useKeySecret(projectId, primaryKey?.id);
-  const [revealed, setRevealed] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  const reveal = useCallback(async () => {
-    setPending(true);
-    setError(null);
-    try {
-      setRevealed(await getSecret());
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setPending(false);
-    }
-  }, [getSecret]);
-
-  const hide = useCallback(() => setRevealed(null), []);
+  const { revealed, setRevealed, pending, error, reveal, getSecret } = useRevealedKey(projectId, primaryKey?.id);
+  const hide = useCallback(() => setRevealed(null), [setRevealed]);
 
   const value = useMemo<KeyRevealState>(
     () => ({ projectId, key: primaryKey, revealed, pending, error, reveal, hide, getSecret }),

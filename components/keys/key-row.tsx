@@ -2,36 +2,20 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage } from "@/components/api-client";
 import { Button } from "@/components/ui/button";
 import { CopyButton } from "@/components/ui/copy-button";
 import { formatDate, formatTime } from "@/components/ui/format";
 import { EyeIcon, EyeOffIcon, ResetIcon } from "./key-icons";
 import { ResetKeyDialog } from "./reset-key-dialog";
 import { keysQueryKey, secretQueryKey, type KeyItem } from "./types";
-import { useKeySecret } from "./use-key-secret";
+import { useRevealedKey } from "./use-key-secret";
 
 export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }) {
   const queryClient = useQueryClient();
-  const getSecret = useKeySecret(projectId, item.id);
-  const [revealed, setRevealed] = useState<string | null>(null);
-  const [revealing, setRevealing] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { revealed, setRevealed, pending: revealing, error, setError, reveal, getSecret } = useRevealedKey(projectId, item.id);
   const [resetOpen, setResetOpen] = useState(false);
   // Set right after a reset: the new secret is shown once, with a note, until hidden.
   const [fresh, setFresh] = useState(false);
-
-  async function reveal() {
-    setRevealing(true);
-    setError(null);
-    try {
-      setRevealed(await getSecret());
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setRevealing(false);
-    }
-  }
 
   // One <tbody> per key: its row, and the notice shown under it after a reset.
   return (

@@ -1,8 +1,8 @@
 "use client";
 
 import { useQueryClient } from "@tanstack/react-query";
-import { useCallback } from "react";
-import { api } from "@/components/api-client";
+import { useCallback, useState } from "react";
+import { api, errorMessage } from "@/components/api-client";
 import { keyPath, secretQueryKey } from "./types";
 
 /**
@@ -20,4 +20,36 @@ export function useKeySecret(projectId: string, keyId: string | undefined): () =
       gcTime: 5 * 60_000,
     });
   }, [queryClient, projectId, keyId]);
+}
+
+export interface RevealedKey {
+  /** The full secret while revealed, else null. */
+  revealed: string | null;
+  setRevealed(secret: string | null): void;
+  pending: boolean;
+  error: string | null;
+  setError(error: string | null): void;
+  reveal(): Promise<void>;
+  /** The full secret, fetched if needed, without revealing it on screen. */
+  getSecret(): Promise<string>;
+}
+
+/** Reveal/hide state of one key, with its loading and error states. */
+export function useRevealedKey(projectId: string, keyId: string | undefined): RevealedKey {
+  const getSecret = useKeySecret(projectId, keyId);
+  const [revealed, setRevealed] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const reveal = useCallback(async () => {
+    setPending(true);
+    setError(null);
+    try {
+      setRevealed(await getSecret());
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setPending(false);
+    }
+  }, [getSecret]);
+  return { revealed, setRevealed, pending, error, setError, reveal, getSecret };
 }

@@ -42,7 +42,7 @@ function paths(opts: MigrateOptions = {}) {
   };
 }
 
-// Imported lazily: migrationStatus() (used by /api/ready) must not pull the wasm engine into the server bundle.
+// Imported lazily: starting the wasm engine costs about half a second, and most starts need none.
 async function withEngine<T>(url: string, fn: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const { withSchemaEngine } = await import("./schema-engine");
   return withSchemaEngine(url, fn);
@@ -50,6 +50,9 @@ async function withEngine<T>(url: string, fn: (engine: SchemaEngine) => Promise<
 
 /** Applies pending migrations; returns the names applied by this call (empty when up to date). */
 export async function applyMigrations(url: string, opts?: MigrateOptions): Promise<string[]> {
+  // Fast path with plain SQL: nothing pending and nothing failed means there is nothing to do.
+  const status = await migrationStatus(url, opts);
+  if (status.upToDate) return [];
   const migrationsList = await readMigrations(paths(opts).migrations);
   const { appliedMigrationNames } = await withEngine(url, (engine) =>
     engine.applyMigrations({ migrationsList, filters: NO_FILTER }),

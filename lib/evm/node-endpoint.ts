@@ -18,7 +18,8 @@ function isValidId(id: unknown): id is Id {
   return id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
 }
 
-async function call(ctx: GatewayContext, item: unknown): Promise<RpcResponse> {
+/** One JSON-RPC call. Synchronous for methods answered from the catalog. */
+function call(ctx: GatewayContext, item: unknown): RpcResponse {
   if (typeof item !== "object" || item === null || Array.isArray(item)) {
     return rpcError(null, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
   }
@@ -65,7 +66,7 @@ async function handle(ctx: GatewayContext): Promise<GatewayResponse> {
     ctx.meter("invalid", 0, true);
     return { status: 200, body: rpcError(null, -32700, "Parse error: the body is not valid JSON") };
   }
-  if (!Array.isArray(parsed)) return { status: 200, body: await call(ctx, parsed) };
+  if (!Array.isArray(parsed)) return { status: 200, body: call(ctx, parsed) };
   if (parsed.length === 0) {
     ctx.meter("invalid", 0, true);
     return { status: 200, body: rpcError(null, -32600, "Invalid Request: the batch is empty") };
@@ -74,7 +75,7 @@ async function handle(ctx: GatewayContext): Promise<GatewayResponse> {
     ctx.meter("invalid", 0, true);
     return { status: 200, body: rpcError(null, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH} requests`) };
   }
-  return { status: 200, body: await Promise.all(parsed.map((item) => call(ctx, item))) };
+  return { status: 200, body: parsed.map((item) => call(ctx, item)) };
 }
 
 const nodeEndpoint: Endpoint = { methods: ["POST"], handle };

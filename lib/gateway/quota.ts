@@ -29,19 +29,24 @@ export function periodStart(period: "day" | "month", now: number): number {
 export class QuotaTracker {
   private usage = new Map<string, Usage>();
 
-  async check(projectId: string, plan: string, now = Date.now()): Promise<void> {
+  /** Throws EXCEEDED_QUOTA_LIMIT when over; returns a promise only when it must read the database first. */
+  check(projectId: string, plan: string, now = Date.now()): Promise<void> | undefined {
     const limits = PLANS[plan as Plan];
-    if (!limits || limits.allowanceCu === null) return;
+    if (!limits || limits.allowanceCu === null) return undefined;
     const start = periodStart(limits.period, now);
-    let u = this.usage.get(projectId);
+    const u = this.usage.get(projectId);
     if (!u || u.periodStart !== start) {
-      u = { periodStart: start, stored: 0, local: 0, refreshedAt: 0 };
-      this.usage.set(projectId, u);
-      await this.refresh(projectId, u, now);
-    } else if (now - u.refreshedAt > REFRESH_MS && !u.refreshing) {
-      void this.refresh(projectId, u, now);
+      const fresh: Usage = { periodStart: start, stored: 0, local: 0, refreshedAt: 0 };
+      this.usage.set(projectId, fresh);
+      return this.refresh(projectId, fresh, now).then(() => this.enforce(fresh, limits));
     }
-    if (u.stored + u.local >= limits.allowanceCu) {
+    if (now - u.refreshedAt > REFRESH_MS && !u.refreshing) void this.refresh(projectId, u, now);
+    this.enforce(u, limits);
+    return undefined;
+  }
+
+  private enforce(u: Usage, limits: (typeof PLANS)[Plan]): void {
+    if (limits.allowanceCu !== null && u.stored + u.local >= limits.allowanceCu) {
       throw new AppError(
         "EXCEEDED_QUOTA_LIMIT",
         `This project used its ${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan. It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan for more.`,

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { db } from "@/lib/db/client";
 import { AppError, toAppError } from "@/lib/errors";
-import { randomBytes } from "node:crypto";
 import { cacheGet, cacheSet, type KeyPrincipal } from "@/lib/keys/cache";
 import { hashKey, looksLikeKey } from "@/lib/keys/secret";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
@@ -13,11 +12,7 @@ import type { GatewayContext, GatewayResponse, Mount, RouteMatch } from "./types
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
-const CORS_HEADERS: Record<string, string> = {
-  "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "X-Request-Id, Retry-After",
-};
+const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
 
 export interface GatewayOptions {
   mounts: readonly Mount[];
@@ -35,15 +30,15 @@ let requestCounter = 0;
 const nextRequestId = () => `req_${processTag}${(++requestCounter).toString(36).padStart(6, "0")}`;
 
 function send(res: ServerResponse, requestId: string, response: GatewayResponse): void {
-  const body =
-    typeof response.body === "string" || Buffer.isBuffer(response.body) ? response.body : JSON.stringify(response.body);
+  const body = typeof response.body === "string" || Buffer.isBuffer(response.body) ? response.body : JSON.stringify(response.body);
   const headers: Record<string, string | number> = {
-    ...CORS_HEADERS,
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": EXPOSE_HEADERS,
     "X-Request-Id": requestId,
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(body),
-    ...response.headers,
   };
+  if (response.headers) Object.assign(headers, response.headers);
   res.writeHead(response.status, headers);
   res.end(body);
 }
@@ -52,12 +47,15 @@ function sendError(res: ServerResponse, requestId: string, error: AppError): voi
   send(res, requestId, { status: error.status, body: error.toJSON(), headers: error.headers });
 }
 
+function tooLarge(limit: number): AppError {
+  return new AppError("CONTENTS_TOO_LARGE", `The request body is larger than ${limit} bytes.`);
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
-    if (declared > limit) {
+    if (Number(req.headers["content-length"]) > limit) {
       req.resume();
-      reject(new AppError("CONTENTS_TOO_LARGE", `The request body is larger than ${limit} bytes.`));
+      reject(tooLarge(limit));
       return;
     }
     const chunks: Buffer[] = [];
@@ -67,7 +65,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         req.removeAllListeners("data");
         req.resume();
-        reject(new AppError("CONTENTS_TOO_LARGE", `The request body is larger than ${limit} bytes.`));
+        reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);
@@ -77,26 +75,40 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** Resolves a key to its project, through the verification cache (which also remembers misses). */
-async function resolveKey(secret: string, ttlMs: number): Promise<KeyPrincipal> {
-  if (!looksLikeKey(secret)) throw new AppError("AUTHENTICATION_FAILED", "The API key is invalid.");
+const lookups = new Map<string, Promise<KeyPrincipal | null>>();
+
+/** One database lookup per key hash at a time, however many requests miss the cache together. */
+function lookupKey(secret: string, ttlMs: number): Promise<KeyPrincipal | null> {
   const hash = hashKey(secret);
-  const now = Date.now();
-  let principal = cacheGet(hash, now);
-  if (principal === undefined) {
-    const row = await db().apiKey.findUnique({
-      where: { hash },
-      select: { id: true, hash: true, projectId: true, project: { select: { plan: true } } },
-    });
-    // The index lookup found the row by hash; compare again in constant time before trusting it.
-    principal =
-      row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash))
-        ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan }
-        : null;
-    cacheSet(hash, principal, ttlMs, now);
+  let pending = lookups.get(hash);
+  if (!pending) {
+    pending = db()
+      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true } } } })
+      .then((row) => {
+        // The index found the row by hash; compare again in constant time before trusting it.
+        const principal =
+          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan } : null;
+        cacheSet(secret, hash, principal, ttlMs, Date.now());
+        return principal;
+      })
+      .finally(() => lookups.delete(hash));
+    lookups.set(hash, pending);
   }
-  if (!principal) throw new AppError("AUTHENTICATION_FAILED", "The API key is invalid or has been reset.");
-  return principal;
+  return pending;
+}
+
+const invalidKey = () => new AppError("AUTHENTICATION_FAILED", "The API key is invalid or has been reset.");
+
+/** Resolves a key to its project: synchronously on a cache hit, through the database otherwise. */
+function resolveKey(secret: string, ttlMs: number): KeyPrincipal | Promise<KeyPrincipal> {
+  if (!looksLikeKey(secret)) throw new AppError("AUTHENTICATION_FAILED", "The API key is invalid.");
+  const cached = cacheGet(secret, Date.now());
+  if (cached) return cached;
+  if (cached === null) throw invalidKey();
+  return lookupKey(secret, ttlMs).then((p) => {
+    if (!p) throw invalidKey();
+    return p;
+  });
 }
 
 function keyFromRequest(req: IncomingMessage, pathKey: string | undefined): string {
@@ -113,8 +125,7 @@ function keyFromRequest(req: IncomingMessage, pathKey: string | undefined): stri
 }
 
 function resolveNetwork(mount: Mount, match: RouteMatch): Network {
-  const n =
-    "slug" in match.network ? networkBySlug(match.network.slug) : networkByPath(match.network.protocol, match.network.network);
+  const n = "slug" in match.network ? networkBySlug(match.network.slug) : networkByPath(match.network.protocol, match.network.network);
   if (!n || !mount.families.includes(n.family)) {
     const name = "slug" in match.network ? match.network.slug : `${match.network.protocol}/${match.network.network}`;
     throw new AppError("NOT_SUPPORTED_CHAIN", `The network "${name.slice(0, 100)}" is not supported on /${mount.prefix}.`);
@@ -122,62 +133,104 @@ function resolveNetwork(mount: Mount, match: RouteMatch): Network {
   return n;
 }
 
+interface Shared {
+  limiter: RateLimiter;
+  quota: QuotaTracker;
+  meter: UsageMeter;
+}
+
+/** What a handler gets; methods live on the prototype so a request allocates no closures. */
+class RequestContext implements GatewayContext {
+  metered = false;
+  private parsedUrl: URL | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly requestId: string,
+    readonly network: Network,
+    readonly principal: KeyPrincipal,
+    private readonly shared: Shared,
+  ) {}
+
+  get url(): URL {
+    return (this.parsedUrl ??= new URL(this.req.url ?? "/", "http://gateway"));
+  }
+
+  body(limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
+    return readBody(this.req, limit);
+  }
+
+  charge(cu: number): void {
+    this.shared.limiter.take(this.principal.projectId, this.principal.plan, cu);
+  }
+
+  meter(endpoint: string, cu: number, error: boolean): void {
+    this.metered = true;
+    const p = this.principal;
+    if (!error) this.shared.quota.add(p.projectId, cu);
+    this.shared.meter.record({ projectId: p.projectId, keyId: p.keyId, network: this.network.slug, endpoint, cu: error ? 0 : cu, error });
+  }
+}
+
+function splitPath(url: string): string[] {
+  const q = url.indexOf("?");
+  const parts = (q === -1 ? url : url.slice(0, q)).split("/");
+  const segments: string[] = [];
+  // parts[0] is "" and parts[1] the mount prefix.
+  for (let i = 2; i < parts.length; i++) {
+    const s = parts[i]!;
+    if (s === "") continue;
+    if (!s.includes("%")) segments.push(s);
+    else {
+      try {
+        segments.push(decodeURIComponent(s));
+      } catch {
+        segments.push(s);
+      }
+    }
+  }
+  return segments;
+}
+
 /**
  * The public API router: `/rpc/...`, `/node/...` and `/v1/...`. Returns false for any other path,
  * which the caller hands to Next.js. Every route goes through the same steps: match, CORS,
  * method, key, network, limits, handler, metering; every failure is `{ code, message }`.
+ * The common case (a cached key) runs without waiting on anything but the request body.
  */
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const limiter = new RateLimiter();
-  const quota = new QuotaTracker();
+  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
   const log = options.log ?? ((m: string) => console.error(m));
 
-  async function handle(req: IncomingMessage, res: ServerResponse, mount: Mount, segments: string[], requestId: string) {
-    const match = mount.match(segments);
-    if (!match) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${req.url?.split("?")[0]?.slice(0, 200)}.`);
-    const allowed = match.endpoint.methods;
-    if (req.method === "OPTIONS") {
-      res.writeHead(204, {
-        ...CORS_HEADERS,
-        "X-Request-Id": requestId,
-        "Access-Control-Allow-Methods": [...allowed, "OPTIONS"].join(", "),
-        "Access-Control-Allow-Headers": "Content-Type, X-API-KEY",
-        "Access-Control-Max-Age": "86400",
-      });
-      res.end();
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown) => {
+    const error = toAppError(e, (err) => log(`[gateway] ${requestId} ${String(err instanceof Error ? err.stack : err)}`));
+    if (res.headersSent) {
+      res.destroy();
       return;
     }
-    if (!allowed.includes(req.method ?? "")) {
-      throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
-    }
-    const principal = await resolveKey(keyFromRequest(req, match.pathKey), options.keyCacheTtlMs);
-    const network = resolveNetwork(mount, match);
-    await quota.check(principal.projectId, principal.plan);
-    let metered = false;
-    const ctx: GatewayContext = {
-      req,
-      url: new URL(req.url ?? "/", "http://gateway"),
-      requestId,
-      network,
-      principal,
-      body: (limit = DEFAULT_BODY_LIMIT) => readBody(req, limit),
-      charge: (cu) => limiter.take(principal.projectId, principal.plan, cu),
-      meter: (endpoint, cu, error) => {
-        metered = true;
-        if (!error) quota.add(principal.projectId, cu);
-        options.meter.record({ projectId: principal.projectId, keyId: principal.keyId, network: network.slug, endpoint, cu: error ? 0 : cu, error });
-      },
-    };
+    req.resume();
+    sendError(res, requestId, error);
+  };
+
+  async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch, segments: string[], prefix: string) {
     let response: GatewayResponse;
     try {
       response = await match.endpoint.handle(ctx);
     } catch (e) {
       // Failures after authentication count as requests (errors are free of CU).
-      if (!metered) ctx.meter(segments.at(-1) ?? mount.prefix, 0, true);
+      if (!ctx.metered) ctx.meter(segments.at(-1) ?? prefix, 0, true);
       throw e;
     }
-    send(res, requestId, response);
+    send(res, ctx.requestId, response);
+  }
+
+  function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, segments: string[], principal: KeyPrincipal) {
+    const network = resolveNetwork(mount, match);
+    const ctx = new RequestContext(req, requestId, network, principal, shared);
+    const quota = shared.quota.check(principal.projectId, principal.plan);
+    const done = quota ? quota.then(() => run(ctx, res, match, segments, mount.prefix)) : run(ctx, res, match, segments, mount.prefix);
+    done.catch((e: unknown) => fail(req, res, requestId, e));
   }
 
   return (req, res) => {
@@ -187,32 +240,38 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const mount = mounts.get(prefix);
     if (!mount) return false;
     const requestId = nextRequestId();
-    if (url.length > MAX_URL_LENGTH) {
-      req.resume();
-      sendError(res, requestId, new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`));
-      return true;
-    }
-    const path = url.split("?", 1)[0]!;
-    const segments = path
-      .split("/")
-      .slice(2)
-      .filter((s) => s !== "")
-      .map((s) => {
-        try {
-          return decodeURIComponent(s);
-        } catch {
-          return s;
-        }
-      });
-    handle(req, res, mount, segments, requestId).catch((e: unknown) => {
-      const error = toAppError(e, (err) => log(`[gateway] ${requestId} ${String(err instanceof Error ? err.stack : err)}`));
-      if (res.headersSent) {
-        res.destroy();
-        return;
+    try {
+      if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+      const segments = splitPath(url);
+      const match = mount.match(segments);
+      if (!match) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
+      const allowed = match.endpoint.methods;
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, {
+          "Access-Control-Allow-Origin": "*",
+          "Access-Control-Expose-Headers": EXPOSE_HEADERS,
+          "X-Request-Id": requestId,
+          "Access-Control-Allow-Methods": [...allowed, "OPTIONS"].join(", "),
+          "Access-Control-Allow-Headers": "Content-Type, X-API-KEY",
+          "Access-Control-Max-Age": "86400",
+        });
+        res.end();
+        return true;
       }
-      req.resume();
-      sendError(res, requestId, error);
-    });
+      if (!allowed.includes(req.method ?? "")) {
+        throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
+      }
+      const principal = resolveKey(keyFromRequest(req, match.pathKey), options.keyCacheTtlMs);
+      if (principal instanceof Promise) {
+        principal
+          .then((p) => authorized(req, res, requestId, mount, match, segments, p))
+          .catch((e: unknown) => fail(req, res, requestId, e));
+      } else {
+        authorized(req, res, requestId, mount, match, segments, principal);
+      }
+    } catch (e) {
+      fail(req, res, requestId, e);
+    }
     return true;
   };
 }

@@ -1,0 +1,55 @@
+// `npm start`: compiles the server (bin/start.ts and lib/, not the console, which Next.js builds)
+// into one ES module with esbuild when its sources changed, then runs it with plain Node.
+// Production never runs through a TypeScript loader: that costs CPU on every request.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const outDir = path.join(root, ".blockgate");
+const outfile = path.join(outDir, "start.mjs");
+const stamp = path.join(outDir, "start.sha256");
+
+function fingerprint() {
+  const entries = [];
+  const walk = (p) => {
+    const st = statSync(p);
+    if (st.isFile()) return void (/\.tsx?$/.test(p) && !/\.test\.ts$/.test(p) && entries.push(`${p}:${st.size}:${st.mtimeMs}`));
+    for (const name of readdirSync(p).sort()) if (name !== "node_modules") walk(path.join(p, name));
+  };
+  for (const dir of ["bin", "lib"]) walk(path.join(root, dir));
+  entries.push(readFileSync(path.join(root, "package-lock.json"), "utf8").length);
+  return createHash("sha256").update(entries.join("\n")).digest("hex");
+}
+
+const hash = fingerprint();
+if (!existsSync(outfile) || !existsSync(stamp) || readFileSync(stamp, "utf8") !== hash) {
+  const result = await build({
+    write: false,
+    entryPoints: [path.join(root, "bin", "start.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    tsconfig: path.join(root, "tsconfig.json"),
+    sourcemap: "linked",
+    logLevel: "warning",
+    // Bundled CommonJS helpers may call require(); give the ES module one.
+    banner: { js: "import { createRequire as __bgCreateRequire } from 'node:module'; const require = __bgCreateRequire(import.meta.url);" },
+  });
+  // Written under temporary names and renamed, so two starts at once never run a half-written file.
+  mkdirSync(outDir, { recursive: true });
+  for (const file of result.outputFiles) {
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.contents);
+    renameSync(tmp, file.path);
+  }
+  writeFileSync(`${stamp}.${process.pid}.tmp`, hash);
+  renameSync(`${stamp}.${process.pid}.tmp`, stamp);
+}
+process.chdir(root);
+await import(pathToFileURL(outfile).href);
