@@ -6,7 +6,13 @@
 import { spawnSync } from "node:child_process";
 import { ensureFreshBuild } from "./build";
 import { startService } from "@/lib/runtime";
-import { ConfigError } from "@/lib/env";
+
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: npm start [-- --api-only]    (npm run dev for hot reload)
+  --api-only   serve the public API (/rpc, /node, /v1) without the console
+Configuration comes from environment variables or .env; see .env.example.`);
+  process.exit(0);
+}
 
 const dev = process.argv.includes("--dev");
 const apiOnly = process.argv.includes("--api-only");
@@ -52,6 +58,8 @@ async function main() {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof ConfigError ? e.message : e);
+  // Start-up failures (bad configuration, port in use, failed build) are explained by their
+  // message; the stack is noise for the person reading it unless they ask for it.
+  console.error(e instanceof Error && !process.env.DEBUG ? `Blockgate could not start: ${e.message}` : e);
   process.exit(1);
 });
