@@ -29,6 +29,8 @@ const schema = z.object({
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
   KEY_CACHE_TTL_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(5000)),
   USAGE_FLUSH_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(50).max(60_000).default(1000)),
+  DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
+  CONSENSUS_BLOCK_TIME_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(60_000).default(1000)),
 });
 
 export type Env = z.infer<typeof schema> & {

@@ -47,6 +47,7 @@ describe("launcher", () => {
       PORT: String(port),
       DATA_DIR: dataDir,
       NODE_ENV: "test",
+      DEVNETS: "off",
       // A long flush interval: only the shutdown flush can have written the usage.
       USAGE_FLUSH_MS: "60000",
     });

@@ -3,7 +3,9 @@ import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
+import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
 import { loadEnv, type Env } from "@/lib/env";
+import { networks } from "@/lib/networks";
 import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
@@ -52,6 +54,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   try {
     const invalidations = listenForKeyInvalidations(database.url, log);
     stops.push(() => invalidations.stop());
+    if (env.ROLE !== "web" && env.DEVNETS === "on") {
+      for (const n of networks()) {
+        if (n.family !== "consensus" || n.source.kind !== "devnet") continue;
+        const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, log });
+        stops.push(() => producer.stop());
+      }
+    }
     if (env.ROLE !== "worker") {
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);

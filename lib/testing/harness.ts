@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
 import { createUser } from "@/lib/auth/users";
-import { disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
 import { parseEnv } from "@/lib/env";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type RunningServer } from "@/lib/server";
@@ -50,10 +51,11 @@ export function uniqueEmail(tag = "user"): string {
   return `${tag}-${Date.now()}-${randomBytes(4).toString("hex")}@example.com`;
 }
 
-/** A fresh user with one project and its key. */
-export async function createTestProject(name = "Test Project") {
+/** A fresh user with one project and its key (on the free plan unless told otherwise). */
+export async function createTestProject(name = "Test Project", plan: Plan = "FREE") {
   const email = uniqueEmail();
   const user = await createUser({ email, password: "correct horse battery" });
   const { projectId, apiKey } = await createProject(user.id, name);
+  if (plan !== "FREE") await db().project.update({ where: { id: projectId }, data: { plan } });
   return { userId: user.id, email, projectId, apiKey };
 }

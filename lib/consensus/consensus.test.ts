@@ -1,0 +1,289 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db } from "@/lib/db/client";
+import { networkBySlug } from "@/lib/networks";
+import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { dataHash, fromBase64, headerHash, txHash, verifyTxProof, verifyVote } from "./crypto";
+import { devnetChain } from "./devnet/chain";
+import { generateBlocks } from "./devnet/producer";
+import type { BlockResult, StatusResult, TxRecord } from "./types";
+
+const NET = "babylon-testnet";
+const BLOCKS = 40;
+const TXS = 4;
+let gw: TestGateway;
+let key: string;
+let projectId: string;
+
+type Rpc<T> = { jsonrpc: string; id: number | string | null; result: T; error?: { code: number; message: string; data: string } };
+
+async function get<T = Record<string, unknown>>(path: string, apiKey: string | null = key): Promise<{ status: number; json: Rpc<T> }> {
+  const res = await fetch(`${gw.url}/rpc/${NET}/${path}`, { headers: apiKey ? { "X-API-KEY": apiKey } : {} });
+  return { status: res.status, json: (await res.json()) as Rpc<T> };
+}
+
+async function ok<T>(path: string): Promise<T> {
+  const r = await get<T>(path);
+  expect(r.status, path).toBe(200);
+  expect(r.json.error, `${path}: ${JSON.stringify(r.json.error)}`).toBeUndefined();
+  expect(r.json.jsonrpc).toBe("2.0");
+  return r.json.result;
+}
+
+async function rpcError(path: string) {
+  const r = await get(path);
+  expect(r.status, path).toBe(200);
+  expect(r.json.result, path).toBeUndefined();
+  return r.json.error!;
+}
+
+const isHex = (s: unknown) => typeof s === "string" && /^[0-9A-F]{64}$/.test(s);
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  // Unlimited throughput: this suite sends far more than the free plan's 300 CU per second.
+  ({ apiKey: key, projectId } = await createTestProject("Consensus", "ENTERPRISE"));
+  await generateBlocks(networkBySlug(NET)!, BLOCKS, TXS);
+}, 120_000);
+afterAll(async () => gw.stop());
+
+describe("status, consensus_params, net_info", () => {
+  it("status has every field of the spec with its type", async () => {
+    const s = await ok<StatusResult>("status");
+    expect(s.node_info.protocol_version).toEqual({ p2p: expect.any(String), block: "11", app: "0" });
+    expect(s.node_info).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{40}$/), listen_addr: expect.any(String), network: "bbn-devnet-2", version: expect.any(String), channels: expect.stringMatching(/^[0-9a-f]+$/), moniker: expect.any(String) });
+    expect(s.node_info.other).toEqual({ tx_index: "on", rpc_address: expect.any(String) });
+    const si = s.sync_info;
+    for (const f of ["latest_block_hash", "latest_app_hash", "latest_block_height", "latest_block_time", "earliest_block_hash", "earliest_app_hash", "earliest_block_height", "earliest_block_time"] as const) {
+      expect(typeof si[f], f).toBe("string");
+    }
+    expect(si.catching_up).toBe(false);
+    expect(Number(si.latest_block_height)).toBeGreaterThanOrEqual(BLOCKS);
+    expect(si.earliest_block_height).toBe("1");
+    expect(s.validator_info).toEqual({ address: expect.stringMatching(/^[0-9A-F]{40}$/), pub_key: { type: expect.any(String), value: expect.any(String) }, voting_power: "10" });
+  });
+
+  it("consensus_params and net_info have their fields", async () => {
+    const p = await ok<{ block_height: string; consensus_params: Record<string, Record<string, unknown>> }>("consensus_params?height=3");
+    expect(p).toEqual({
+      block_height: "3",
+      consensus_params: { block: { max_bytes: expect.any(String), max_gas: "-1", time_iota_ms: expect.any(String) }, evidence: { max_age: expect.any(String) }, validator: { pub_key_types: ["ed25519"] } },
+    });
+    const n = await ok<{ listening: boolean; listeners: string[]; n_peers: string; peers: Array<{ node_id: string; url: string }> }>("net_info");
+    expect(n.listening).toBe(true);
+    expect(n.listeners.length).toBeGreaterThan(0);
+    expect(n.n_peers).toBe(String(n.peers.length));
+    for (const p of n.peers) expect(p).toEqual({ node_id: expect.any(String), url: expect.any(String) });
+  });
+});
+
+describe("block", () => {
+  it("has every field of the spec, with real hashes, links and signed commits", async () => {
+    const chain = devnetChain(NET, "bbn-devnet-2");
+    let previous: BlockResult | undefined;
+    for (const h of [1, 2, 3, 17]) {
+      if (h === 17) previous = await ok<BlockResult>("block?height=16");
+      const b = await ok<BlockResult>(`block?height=${h}`);
+      const hd = b.block.header;
+      expect(Object.keys(b).sort()).toEqual(["block", "block_id"]);
+      expect(b.block_id).toEqual({ hash: expect.stringMatching(/^[0-9A-F]{64}$/), parts: { total: expect.any(Number), hash: expect.stringMatching(/^[0-9A-F]{64}$/) } });
+      expect(hd.height).toBe(String(h));
+      expect(hd.chain_id).toBe("bbn-devnet-2");
+      expect(hd.version).toEqual({ block: "11", app: "0" });
+      expect(new Date(hd.time).toISOString()).toBe(hd.time);
+      expect(b.block_id.hash).toBe(headerHash(hd));
+      const txs = b.block.data.map((d) => fromBase64(d));
+      expect(hd.data_hash).toBe(dataHash(txs));
+      for (const f of ["validators_hash", "next_validators_hash", "consensus_hash", "evidence_hash"] as const) expect(isHex(hd[f]), f).toBe(true);
+      expect(hd.proposer_address).toMatch(/^[0-9A-F]{40}$/);
+      expect(Array.isArray(b.block.evidence)).toBe(true);
+      expect(b.block.last_commit).toEqual({ height: h - 1, round: 0, block_id: expect.any(Object), signatures: expect.any(Array) });
+      if (h === 1) {
+        expect(hd.last_block_id).toEqual({ hash: "", parts: { total: 0, hash: "" } });
+        expect(b.block.last_commit.signatures).toEqual([]);
+      } else {
+        if (h !== 17) previous = await ok<BlockResult>(`block?height=${h - 1}`);
+        expect(hd.last_block_id).toEqual(previous!.block_id);
+        const sigs = b.block.last_commit.signatures;
+        expect(sigs).toHaveLength(4);
+        for (const s of sigs) {
+          expect(s).toEqual({ type: 2, height: String(h - 1), round: 0, block_id: previous!.block_id, timestamp: expect.any(String), validator_address: expect.stringMatching(/^[0-9A-F]{40}$/), validator_index: expect.any(Number), signature: expect.any(String) });
+          const v = chain.validators[s.validator_index]!;
+          expect(v.keys.address).toBe(s.validator_address);
+          const vote = { type: 2 as const, height: s.height, round: 0, block_id: s.block_id, timestamp: s.timestamp, chain_id: "bbn-devnet-2" };
+          expect(verifyVote(v.keys.publicKey, vote, s.signature)).toBe(true);
+          expect(verifyVote(v.keys.publicKey, { ...vote, height: "999" }, s.signature)).toBe(false);
+        }
+      }
+    }
+  });
+
+  it("answers the latest block without height, and accepts the quoted URI form", async () => {
+    const s = await ok<StatusResult>("status");
+    const latest = await ok<BlockResult>("block");
+    expect(Number(latest.block.header.height)).toBeGreaterThanOrEqual(Number(s.sync_info.latest_block_height));
+    const quoted = await ok<BlockResult>('block?height="5"');
+    expect(quoted.block.header.height).toBe("5");
+  });
+
+  it("refuses bad heights with errors that say what is wrong", async () => {
+    expect(await rpcError("block?height=abc")).toMatchObject({ code: -32602, message: expect.stringContaining("height") });
+    expect(await rpcError("block?height=-1")).toMatchObject({ code: -32602 });
+    expect(await rpcError("block?height=0")).toMatchObject({ code: -32603, message: "height must be greater than 0, but got 0" });
+    const above = await rpcError("block?height=99999999");
+    expect(above.code).toBe(-32603);
+    expect(above.message).toMatch(/^height 99999999 must be less than or equal to the current blockchain height \d+$/);
+    expect(await rpcError("consensus_params?height=99999999")).toMatchObject({ code: -32603 });
+  });
+
+  it("echoes the integer id, -1 when absent", async () => {
+    expect((await get("status?id=42")).json.id).toBe(42);
+    expect((await get("status")).json.id).toBe(-1);
+    expect((await get("status?id=x")).json.error?.code).toBe(-32602);
+  });
+});
+
+describe("tx and tx_search", () => {
+  it("finds a tx by hash in any form, with a proof that verifies", async () => {
+    const b = await ok<BlockResult>("block?height=7");
+    const raw = fromBase64(b.block.data[2]!);
+    const hash = txHash(raw);
+    for (const form of [hash, hash.toLowerCase(), `0x${hash.toLowerCase()}`, `"${hash}"`]) {
+      const t = await ok<TxRecord>(`tx?hash=${encodeURIComponent(form)}`);
+      expect(t).toEqual({ hash, height: "7", index: 2, tx_result: { log: expect.any(String), gas_wanted: expect.any(String), gas_used: expect.any(String), tags: expect.any(Array) }, tx: b.block.data[2] });
+      for (const tag of t.tx_result.tags) expect(tag).toEqual({ key: expect.any(String), value: expect.any(String), index: expect.any(Boolean) });
+    }
+    const proved = await ok<TxRecord>(`tx?hash=${hash}&prove=true`);
+    expect(proved.proof).toEqual({ RootHash: b.block.header.data_hash, Data: b.block.data[2], Proof: { total: String(TXS), index: "2", leaf_hash: expect.any(String), aunts: expect.any(Array) } });
+    expect(verifyTxProof(proved.proof!, raw, b.block.header.data_hash)).toBe(true);
+    expect(await rpcError(`tx?hash=${"0".repeat(64)}`)).toMatchObject({ code: -32603, message: expect.stringContaining("not found") });
+    expect(await rpcError("tx?hash=xyz")).toMatchObject({ code: -32602, message: expect.stringContaining("64 hexadecimal") });
+    expect(await rpcError(`tx?hash=${hash}&prove=maybe`)).toMatchObject({ code: -32602, message: expect.stringContaining("true or false") });
+    expect(await rpcError("tx")).toMatchObject({ code: -32602, message: expect.stringContaining("hash is required") });
+  });
+
+  it("tx.height = N returns the block's txs in order, total_count a string", async () => {
+    const r = await ok<{ txs: TxRecord[]; total_count: string }>('tx_search?query="tx.height=9"');
+    expect(r.total_count).toBe(String(TXS));
+    expect(r.txs.map((t) => [t.height, t.index])).toEqual(Array.from({ length: TXS }, (_, i) => ["9", i]));
+    expect(r.txs.every((t) => t.proof === undefined)).toBe(true);
+  });
+
+  it("pages add up, orders work, per_page clamps to 100 and pages past the end are refused", async () => {
+    const q = encodeURIComponent("tx.height >= 3 AND tx.height <= 20");
+    const expected = 18 * TXS;
+    const all: string[] = [];
+    for (let page = 1; page <= Math.ceil(expected / 25); page++) {
+      const r = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${q}&per_page=25&page=${page}`);
+      expect(r.total_count).toBe(String(expected));
+      all.push(...r.txs.map((t) => t.hash));
+    }
+    expect(all).toHaveLength(expected);
+    expect(new Set(all).size).toBe(expected);
+    const desc = await ok<{ txs: TxRecord[] }>(`tx_search?query=${q}&order_by=desc&per_page=5`);
+    expect(desc.txs[0]!.height).toBe("20");
+    expect(desc.txs[0]!.index).toBe(TXS - 1);
+    const dflt = await ok<{ txs: TxRecord[] }>(`tx_search?query=${q}`);
+    expect(dflt.txs).toHaveLength(30);
+    expect(dflt.txs[0]!.height).toBe("3");
+    const clamped = await ok<{ txs: TxRecord[] }>(`tx_search?query=${encodeURIComponent("tx.height > 0")}&per_page=1000`);
+    expect(clamped.txs).toHaveLength(100);
+    const past = await rpcError(`tx_search?query=${q}&per_page=25&page=4`);
+    expect(past).toMatchObject({ code: -32603, message: "page should be within [1, 3] range, given 4" });
+    expect(await rpcError(`tx_search?query=${q}&order_by=sideways`)).toMatchObject({ code: -32602 });
+    expect(await rpcError(`tx_search?query=${q}&page=two`)).toMatchObject({ code: -32602 });
+  });
+
+  it("matches event attributes: =, numeric ranges on leading numbers, CONTAINS, EXISTS, with proofs", async () => {
+    const first = await ok<TxRecord>(`tx?hash=${txHash(fromBase64((await ok<BlockResult>("block?height=5")).block.data[0]!))}`);
+    const sender = first.tx_result.tags.find((t) => t.key === "message.sender")!.value;
+    const bySender = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${encodeURIComponent(`message.sender = '${sender}'`)}&per_page=100&prove=true`);
+    expect(Number(bySender.total_count)).toBeGreaterThan(0);
+    for (const t of bySender.txs) {
+      expect(t.tx_result.tags.some((g) => g.key === "message.sender" && g.value === sender)).toBe(true);
+      expect(verifyTxProof(t.proof!, fromBase64(t.tx))).toBe(true);
+    }
+    const ranged = await ok<{ txs: TxRecord[] }>(`tx_search?query=${encodeURIComponent("tx.height > 10 AND tx.height < 30 AND transfer.amount > 2500")}&per_page=100`);
+    expect(ranged.txs.length).toBeGreaterThan(0);
+    for (const t of ranged.txs) {
+      expect(Number(t.height)).toBeGreaterThan(10);
+      expect(Number(t.height)).toBeLessThan(30);
+      expect(t.tx_result.tags.some((g) => g.key === "transfer.amount" && parseInt(g.value, 10) > 2500)).toBe(true);
+    }
+    const contains = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${encodeURIComponent("message.action CONTAINS 'deleg'")}&per_page=100`);
+    expect(contains.txs.every((t) => t.tx_result.tags.some((g) => g.key === "message.action" && g.value.includes("deleg")))).toBe(true);
+    const exists = await ok<{ total_count: string }>(`tx_search?query=${encodeURIComponent("btc_delegation.unlock_time EXISTS")}`);
+    const time = await ok<{ total_count: string }>(`tx_search?query=${encodeURIComponent("btc_delegation.unlock_time >= TIME 2000-01-01T00:00:00Z")}`);
+    expect(time.total_count).toBe(exists.total_count);
+    const none = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${encodeURIComponent("message.action = 'nothing-like-this'")}`);
+    expect(none).toEqual({ txs: [], total_count: "0" });
+  });
+
+  it("refuses bad queries with the offset and what was expected", async () => {
+    const e = await rpcError(`tx_search?query=${encodeURIComponent("tx.height >")}`);
+    expect(e.code).toBe(-32603);
+    expect(e.data).toMatch(/offset 11/);
+    expect(e.data).toMatch(/expected/);
+    expect(await rpcError(`tx_search?query=${encodeURIComponent("a = 1 OR b = 2")}`)).toMatchObject({ code: -32603 });
+    const long = await rpcError(`tx_search?query=${encodeURIComponent(`a.b = '${"x".repeat(600)}'`)}`);
+    expect(long.message).toMatch(/512/);
+    expect(await rpcError("tx_search")).toMatchObject({ code: -32602, message: expect.stringContaining("query is required") });
+  });
+});
+
+describe("block_search", () => {
+  it("finds blocks by height and block events, total_count an integer, newest first by default", async () => {
+    const r = await ok<{ blocks: BlockResult[]; total_count: number }>(`block_search?query=${encodeURIComponent("block.height > 30")}&per_page=5`);
+    expect(typeof r.total_count).toBe("number");
+    expect(r.total_count).toBeGreaterThanOrEqual(BLOCKS - 30);
+    const heights = r.blocks.map((b) => Number(b.block.header.height));
+    expect(heights).toEqual([...heights].sort((a, b) => b - a));
+    const asc = await ok<{ blocks: BlockResult[] }>(`block_search?query=${encodeURIComponent("block.height > 30")}&order_by=asc&per_page=2`);
+    expect(asc.blocks.map((b) => b.block.header.height)).toEqual(["31", "32"]);
+    const epochs = await ok<{ blocks: BlockResult[]; total_count: number }>(`block_search?query=${encodeURIComponent("checkpoint.epoch EXISTS AND block.height <= 40")}`);
+    expect(epochs.blocks.map((b) => Number(b.block.header.height)).every((h) => h % 10 === 0)).toBe(true);
+    expect(epochs.total_count).toBe(4);
+  });
+});
+
+describe("POST JSON-RPC form, authentication and metering", () => {
+  it("answers the same as GET, with named params and batches", async () => {
+    const res = await fetch(`${gw.url}/rpc/${NET}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-API-KEY": key },
+      body: JSON.stringify([
+        { jsonrpc: "2.0", id: "a", method: "block", params: { height: "4" } },
+        { jsonrpc: "2.0", id: 2, method: "tx_search", params: { query: "tx.height=4", prove: true } },
+        { jsonrpc: "2.0", id: 3, method: "nope" },
+      ]),
+    });
+    const [block, search, nope] = (await res.json()) as Array<Rpc<unknown>>;
+    expect(block).toEqual({ jsonrpc: "2.0", id: "a", result: await ok<BlockResult>("block?height=4") });
+    expect(search).toEqual({ jsonrpc: "2.0", id: 2, result: await ok("tx_search?query=tx.height%3D4&prove=true") });
+    expect(nope?.error?.code).toBe(-32601);
+  });
+
+  it("uses the gateway's errors for keys and networks", async () => {
+    expect((await get("status", null)).status).toBe(401);
+    const wrongNet = await fetch(`${gw.url}/rpc/ethereum-mainnet/status`, { headers: { "X-API-KEY": key } });
+    expect(wrongNet.status).toBe(404);
+    expect(await wrongNet.json()).toMatchObject({ code: "NOT_SUPPORTED_CHAIN" });
+    const post = await fetch(`${gw.url}/rpc/${NET}/status`, { method: "POST", headers: { "X-API-KEY": key } });
+    expect(post.status).toBe(405);
+  });
+
+  it("meters the CU of the spec per successful call; failed calls cost nothing", async () => {
+    const p = await createTestProject();
+    const call = (path: string) => fetch(`${gw.url}/rpc/${NET}/${path}`, { headers: { "X-API-KEY": p.apiKey } });
+    for (const path of ["block?height=2", "block_search?query=block.height%3E1", "status", "tx_search?query=tx.height%3D2", "consensus_params", "net_info", "block?height=0"]) await call(path);
+    const t = (await ok<{ txs: TxRecord[] }>("tx_search?query=tx.height%3D2")).txs[0]!;
+    await call(`tx?hash=${t.hash}`);
+    await gw.meter.flush();
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
+    const cu = Object.fromEntries(["block", "block_search", "status", "tx_search", "tx", "consensus_params", "net_info"].map((m) => [m, rows.filter((r) => r.endpoint === m).reduce((s, r) => s + Number(r.cu), 0)]));
+    expect(cu).toEqual({ block: 25, block_search: 40, status: 10, tx_search: 40, tx: 20, consensus_params: 14, net_info: 10 });
+    const block = rows.filter((r) => r.endpoint === "block");
+    expect(block.reduce((s, r) => s + r.requests, 0)).toBe(2);
+    expect(block.reduce((s, r) => s + r.errors, 0)).toBe(1);
+    expect(projectId).toBeTruthy();
+  });
+});

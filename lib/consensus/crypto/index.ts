@@ -1,0 +1,7 @@
+export * from "./hex";
+export * from "./merkle";
+export * from "./tx";
+export * from "./header";
+export * from "./keys";
+export * from "./proto";
+export * from "./timestamp";

@@ -1,0 +1,129 @@
+import { Client } from "pg";
+import { db } from "@/lib/db/client";
+import type { Network } from "@/lib/networks";
+import { merkleRoot, sha256, toHex, utf8 } from "../crypto";
+import { insertBlocks } from "../store";
+import type { BlockResult, TxResult } from "../types";
+import { buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
+
+/** Transactions per block of the live devnet: a few, varying, sometimes none. */
+function txCountFor(height: bigint): number {
+  const r = Number((height * 2654435761n) % 97n);
+  return r < 10 ? 0 : 1 + (r % 8);
+}
+
+/** Rebuilds the producer's state from the newest stored block, so a restart resumes the chain. */
+async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null> {
+  const row = await db().consensusBlock.findFirst({ where: { network: chain.network }, orderBy: { height: "desc" }, select: { height: true, body: true } });
+  if (!row) return null;
+  const body = row.body as unknown as BlockResult;
+  const header = body.block.header;
+  const txs = await db().consensusTx.findMany({ where: { network: chain.network, height: row.height }, orderBy: { txIndex: "asc" }, select: { result: true } });
+  const results = txs.map((t) => t.result as unknown as TxResult);
+  return {
+    height: row.height,
+    blockId: body.block_id,
+    time: new Date(header.time),
+    appHash: toHex(sha256(utf8(header.app_hash), utf8(header.data_hash))),
+    resultsHash: toHex(merkleRoot(results.map((r) => utf8(`${r.gas_wanted}:${r.gas_used}`)))),
+  };
+}
+
+export interface ProducerHandle {
+  stop(): Promise<void>;
+}
+
+/**
+ * Produces a block every `blockTimeMs` for a consensus network that has no upstream. Only one
+ * process produces per network: the one holding a PostgreSQL advisory lock (others wait and take
+ * over if it stops).
+ */
+export function startDevnetProducer(network: Network, opts: { databaseUrl: string; blockTimeMs: number; log: (m: string) => void }): ProducerHandle {
+  const chain = devnetChain(network.slug, String(network.devnetChainId));
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lockClient: Client | undefined;
+  let running: Promise<void> = Promise.resolve();
+
+  const lockKey = `blockgate:consensus-devnet:${network.slug}`;
+  const tryLock = async (): Promise<boolean> => {
+    if (!lockClient) {
+      // The advisory lock lives as long as this session: a dedicated connection, not the pool.
+      const client = new Client({ connectionString: opts.databaseUrl });
+      await client.connect();
+      lockClient = client;
+    }
+    const r = await lockClient.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [lockKey]);
+    return r.rows[0]?.ok === true;
+  };
+
+  const loop = async () => {
+    let prev: PreviousBlock | null | undefined;
+    while (!stopped) {
+      try {
+        if (prev === undefined) {
+          if (!(await tryLock())) {
+            await sleep(5000, () => stopped);
+            continue;
+          }
+          prev = await resumeFrom(chain);
+          opts.log(`[consensus] ${network.slug}: producing devnet blocks from height ${prev ? prev.height + 1n : 1n} (chain id ${chain.chainId})`);
+        }
+        const started = Date.now();
+        const time = new Date(Math.max(started, prev ? prev.time.getTime() + 1 : 0));
+        const height = prev ? prev.height + 1n : 1n;
+        const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
+        await insertBlocks(network.slug, [block]);
+        prev = next;
+        await sleep(Math.max(0, opts.blockTimeMs - (Date.now() - started)), () => stopped);
+      } catch (e) {
+        opts.log(`[consensus] ${network.slug}: block production failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+        prev = undefined;
+        await lockClient?.end().catch(() => undefined);
+        lockClient = undefined;
+        await sleep(2000, () => stopped);
+      }
+    }
+  };
+
+  function sleep(ms: number, cancelled: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      if (cancelled()) return resolve();
+      timer = setTimeout(resolve, ms);
+    });
+  }
+
+  running = loop();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running.catch(() => undefined);
+      await lockClient?.end().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Generates `blocks` blocks with `txsPerBlock` transactions each, after the stored head, in bulk
+ * (for benchmarks and tests): block times are spaced one second apart ending now.
+ */
+export async function generateBlocks(network: Network, blocks: number, txsPerBlock: number, opts: { batch?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
+  const chain = devnetChain(network.slug, String(network.devnetChainId));
+  let prev = await resumeFrom(chain);
+  const start = Date.now() - blocks * 1000;
+  const batch = opts.batch ?? 200;
+  for (let done = 0; done < blocks; ) {
+    const n = Math.min(batch, blocks - done);
+    const built = [];
+    for (let i = 0; i < n; i++) {
+      const t = new Date(Math.max(start + (done + i) * 1000, prev ? prev.time.getTime() + 1 : 0));
+      const { block, next } = buildBlock(chain, prev, t, txsPerBlock);
+      built.push(block);
+      prev = next;
+    }
+    await insertBlocks(network.slug, built);
+    done += n;
+    opts.onProgress?.(done);
+  }
+}

@@ -1,0 +1,147 @@
+import { db } from "@/lib/db/client";
+import type { Network } from "@/lib/networks";
+import type { ConsensusMethod } from "./catalog";
+import { txProof } from "./crypto";
+import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
+import type { ParsedParams } from "./params";
+import { compileBlockQuery, compileTxQuery } from "./query/sql";
+import { handlerError } from "./rpc-error";
+import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
+import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
+
+async function requireHead(network: Network): Promise<ChainHead> {
+  const head = await chainHead(network.slug);
+  if (!head) throw handlerError(`no blocks yet: ${network.slug} has not produced or ingested its first block`);
+  return head;
+}
+
+/** Checks a requested height against what is stored, with CometBFT's messages. */
+async function resolveHeight(network: Network, height: bigint | undefined): Promise<bigint> {
+  const head = await requireHead(network);
+  if (height === undefined) return head.latest.height;
+  if (height <= 0n) throw handlerError(`height must be greater than 0, but got ${height}`);
+  if (height > head.latest.height) throw handlerError(`height ${height} must be less than or equal to the current blockchain height ${head.latest.height}`);
+  if (height < head.earliest.height) throw handlerError(`height ${height} is not available, lowest height is ${head.earliest.height}`);
+  return height;
+}
+
+function pageBounds(total: number, page: number, perPage: number): number {
+  const pages = total === 0 ? 1 : Math.ceil(total / perPage);
+  if (page < 1 || page > pages) throw handlerError(`page should be within [1, ${pages}] range, given ${page}`);
+  return (page - 1) * perPage;
+}
+
+async function block(network: Network, p: ParsedParams): Promise<BlockResult> {
+  const height = await resolveHeight(network, p.height);
+  const result = await getBlock(network.slug, height);
+  if (!result) throw handlerError(`block at height ${height} not found`);
+  return result;
+}
+
+async function withProof(network: Network, record: TxRecord, height: bigint, index: number): Promise<TxRecord> {
+  const txs = await blockTxs(network.slug, height);
+  return { ...record, proof: txProof(txs, index) };
+}
+
+async function tx(network: Network, p: ParsedParams): Promise<TxRecord> {
+  const found = await getTxByHash(network.slug, p.hash!);
+  if (!found) throw handlerError(`tx (${p.hash}) not found`);
+  const record = toTxRecord(found);
+  return p.prove ? withProof(network, record, found.height, found.index) : record;
+}
+
+/** Counts matches, then reads one page ordered by (height, index): paging happens in the database. */
+async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRecord[]; total_count: string }> {
+  const params: unknown[] = [network.slug];
+  const where = compileTxQuery(p.query!, params);
+  const countRows = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, ...params);
+  const total = Number(countRows[0]?.n ?? 0);
+  const offset = pageBounds(total, p.page, p.perPage);
+  const dir = p.order === "desc" ? "DESC" : "ASC";
+  const rows = await db().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
+    `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
+     ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
+    ...params,
+  );
+  const txs = rows.map((r) => toTxRecord({ height: r.height, index: r.tx_index, hash: r.hash, raw: r.raw, result: r.result }));
+  if (!p.prove) return { txs, total_count: String(total) };
+  const proved = await Promise.all(txs.map((t) => withProof(network, t, BigInt(t.height), t.index)));
+  return { txs: proved, total_count: String(total) };
+}
+
+async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: BlockResult[]; total_count: number }> {
+  const params: unknown[] = [network.slug];
+  const where = compileBlockQuery(p.query!, params);
+  const countRows = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, ...params);
+  const total = Number(countRows[0]?.n ?? 0);
+  const offset = pageBounds(total, p.page, p.perPage);
+  const dir = p.order === "asc" ? "ASC" : "DESC";
+  const rows = await db().$queryRawUnsafe<Array<{ body: BlockResult }>>(
+    `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
+    ...params,
+  );
+  return { blocks: rows.map((r) => r.body), total_count: total };
+}
+
+async function status(network: Network): Promise<StatusResult> {
+  const head = await requireHead(network);
+  const chain = devnetChain(network.slug, String(network.devnetChainId));
+  const latest = head.latest.body.block.header;
+  const earliest = head.earliest.body.block.header;
+  return {
+    node_info: {
+      protocol_version: { p2p: "8", block: latest.version.block, app: latest.version.app },
+      id: chain.validators[0]!.nodeId,
+      listen_addr: "tcp://0.0.0.0:26656",
+      network: latest.chain_id,
+      version: "0.38.17",
+      channels: "40202122233038606100",
+      moniker: `blockgate-devnet-${network.network}`,
+      other: { tx_index: "on", rpc_address: "tcp://127.0.0.1:26657" },
+    },
+    sync_info: {
+      latest_block_hash: head.latest.hash,
+      latest_app_hash: latest.app_hash,
+      latest_block_height: head.latest.height.toString(),
+      latest_block_time: latest.time,
+      earliest_block_hash: head.earliest.hash,
+      earliest_app_hash: earliest.app_hash,
+      earliest_block_height: head.earliest.height.toString(),
+      earliest_block_time: earliest.time,
+      // The built-in producer writes every block it makes: the index is always at the head.
+      catching_up: false,
+    },
+    validator_info: validatorInfo(chain),
+  };
+}
+
+async function consensusParams(network: Network, p: ParsedParams): Promise<ConsensusParamsResult> {
+  const height = await resolveHeight(network, p.height);
+  return { block_height: height.toString(), consensus_params: structuredClone(CONSENSUS_PARAMS) };
+}
+
+async function netInfo(network: Network): Promise<NetInfoResult> {
+  const chain = devnetChain(network.slug, String(network.devnetChainId));
+  const peers = chain.validators.slice(1).map((v) => ({ node_id: v.nodeId, url: `tcp://${v.nodeId}@127.0.0.1:${26656 + v.index * 10}` }));
+  return { listening: true, listeners: ["Listener(@tcp://0.0.0.0:26656)"], n_peers: String(peers.length), peers };
+}
+
+/** Runs one consensus method against the index. Throws RpcError for anything the caller got wrong. */
+export function runMethod(method: ConsensusMethod, network: Network, p: ParsedParams): Promise<unknown> {
+  switch (method) {
+    case "block":
+      return block(network, p);
+    case "block_search":
+      return blockSearch(network, p);
+    case "status":
+      return status(network);
+    case "tx_search":
+      return txSearch(network, p);
+    case "tx":
+      return tx(network, p);
+    case "consensus_params":
+      return consensusParams(network, p);
+    case "net_info":
+      return netInfo(network);
+  }
+}

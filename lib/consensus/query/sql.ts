@@ -1,0 +1,224 @@
+/**
+ * Compiles a parsed CometBFT query (parse.ts) into a parameterised PostgreSQL
+ * boolean expression for `tx_search` (rows of `consensus_txs t`) or
+ * `block_search` (rows of `consensus_blocks b`).
+ *
+ * Semantics, per condition (conditions are ANDed; each is evaluated on its own,
+ * so two conditions on one key may be satisfied by different attributes):
+ *
+ * - An event key `<event type>.<attribute key>` holds when ANY attribute of the
+ *   tx (or of the block's block-level events) with that composite key matches.
+ *   - `EXISTS`: some attribute with that key exists.
+ *   - `= 'string'`: the value equals the string exactly (case-sensitive).
+ *   - `CONTAINS 'string'`: the value contains the string (case-sensitive).
+ *   - number comparisons use the leading number of the value (`num`, see
+ *     literals.leadingNumber): `8stake` compares as 8; a value without a
+ *     leading number never matches.
+ *   - TIME comparisons use the value read as an RFC 3339 time (`time`); a value
+ *     that is not one never matches.
+ *   - DATE comparisons use that time truncated to its UTC day, written as
+ *     half-open ranges so they stay index range scans:
+ *     `= D` → [D, D+1), `< D` → < D, `<= D` → < D+1, `> D` → >= D+1, `>= D` → >= D.
+ * - Reserved keys are answered from columns, as if every tx (block) carried
+ *   exactly one attribute with that key:
+ *   - `tx.height` (tx_search) and `block.height` (block_search): the height.
+ *     Numeric comparisons are exact integer comparisons even for a fractional
+ *     operand (`> 5.5` ≡ `> 5`; `= 5.5` never matches). `= 'string'` matches the
+ *     decimal text of the height ('5' matches, '05' never does). `CONTAINS`
+ *     searches the decimal text. TIME/DATE never match. EXISTS always holds.
+ *   - `tx.hash` (tx_search): the hash (upper-case hex). `=` and `CONTAINS`
+ *     compare case-insensitively (the operand is upper-cased; a bare all-digit
+ *     number is taken as hash text). Other comparisons never match: a hash is
+ *     not a number or a time. EXISTS always holds.
+ *   In block_search `tx.*` keys, and in tx_search `block.height`, are ordinary
+ *   event keys.
+ *
+ * Parameters: only values go into `params`, never into the SQL text; that
+ * includes keys. Each condition pushes its key (event keys only) and then its
+ * value(s), in query order; `$n` is the parameter's 1-based position after the
+ * push. Conditions that can never (or always) hold compile to the constant
+ * FALSE (TRUE) and push nothing, so every pushed parameter is referenced
+ * exactly once (PostgreSQL rejects a statement with an unreferenced parameter
+ * whose type it cannot infer). Values are pushed as strings and cast in SQL
+ * (`::numeric`, `::timestamptz`, `::bigint`) so the driver never converts them:
+ * numbers stay exact, times keep the offset written in the query.
+ *
+ * Indexes: every shape is a key-prefixed lookup, so with
+ *   consensus_tx_attrs    (network, key, value), (network, key, num), (network, key, time),
+ *                         (network, height, tx_index)
+ *   consensus_block_attrs (the same with (network, height))
+ *   consensus_txs         (network, height, tx_index), (network, hash)
+ *   consensus_blocks      (network, height)
+ * PostgreSQL can either run each EXISTS as a semi-join driven by a range scan of
+ * (network, key, value | num | time) — `=` on value, range on num/time, DATE as
+ * a time range — or probe (network, height, tx_index) per candidate row when
+ * another condition (e.g. a height range) is more selective. CONTAINS and
+ * EXISTS use the (network, key) prefix and filter the values within the key.
+ * Reserved keys compare bare columns of the same type (`bigint` against
+ * `$n::bigint`, `hash` against upper-cased text), so they use the table
+ * indexes directly. (A B-tree entry is limited to about 2.7 kB; if values can
+ * be longer, the value index needs an expression such as left(value, 1024).)
+ *
+ * The result is a conjunction of self-contained terms; wrap it in parentheses
+ * before combining it with OR.
+ */
+import { dayBounds } from "./literals";
+import { BLOCK_HEIGHT_KEY, TX_HASH_KEY, TX_HEIGHT_KEY, type Condition, type Query } from "./parse";
+
+type Comparison = "=" | "<" | "<=" | ">" | ">=";
+
+/** How one search target reaches its attributes and its reserved keys. */
+interface Target {
+  /** Correlated subquery selecting the row's attributes as `a`, up to (not including) the key test. */
+  attributes: string;
+  reserved: Record<string, (c: Condition, params: unknown[]) => string>;
+}
+
+const TX: Target = {
+  attributes: "SELECT 1 FROM consensus_tx_attrs a WHERE a.network = t.network AND a.height = t.height AND a.tx_index = t.tx_index",
+  reserved: {
+    [TX_HEIGHT_KEY]: (c, params) => heightTerm("t.height", c, params),
+    [TX_HASH_KEY]: (c, params) => hashTerm("t.hash", c, params),
+  },
+};
+
+const BLOCK: Target = {
+  attributes: "SELECT 1 FROM consensus_block_attrs a WHERE a.network = b.network AND a.height = b.height",
+  reserved: {
+    [BLOCK_HEIGHT_KEY]: (c, params) => heightTerm("b.height", c, params),
+  },
+};
+
+/** A tx_search condition over `consensus_txs t`. The caller has pushed the network as $1. */
+export function compileTxQuery(query: Query, params: unknown[]): string {
+  return compile(TX, query, params);
+}
+
+/** A block_search condition over `consensus_blocks b`. The caller has pushed the network as $1. */
+export function compileBlockQuery(query: Query, params: unknown[]): string {
+  return compile(BLOCK, query, params);
+}
+
+function compile(target: Target, query: Query, params: unknown[]): string {
+  if (query.conditions.length === 0) return "TRUE";
+  return query.conditions
+    .map((c) => {
+      const reserved = Object.hasOwn(target.reserved, c.key) ? target.reserved[c.key] : undefined;
+      return reserved ? reserved(c, params) : attributeTerm(target, c, params);
+    })
+    .join(" AND ");
+}
+
+/** Pushes a value and returns its placeholder. */
+function param(params: unknown[], value: unknown): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
+/** A condition the parser cannot produce (e.g. `<` with a string) from a hand-built Query. */
+function unsupported(c: Condition): never {
+  throw new TypeError(`unsupported condition: ${c.op} with ${c.operand ? `a ${c.operand.kind} operand` : "no operand"}`);
+}
+
+const isComparison = (op: Condition["op"]): op is Comparison => op !== "CONTAINS" && op !== "EXISTS";
+
+function attributeTerm(target: Target, c: Condition, params: unknown[]): string {
+  const key = param(params, c.key);
+  return `EXISTS (${target.attributes} AND a.key = ${key}${attributeMatch(c, params)})`;
+}
+
+/** The value test on attribute `a`, prefixed with " AND ", or "" for EXISTS. */
+function attributeMatch(c: Condition, params: unknown[]): string {
+  const { op, operand } = c;
+  if (op === "EXISTS" && !operand) return "";
+  if (!operand) return unsupported(c);
+  if (op === "CONTAINS") {
+    if (operand.kind !== "string") return unsupported(c);
+    // strpos rather than LIKE: no wildcard escaping, and the operand is plain text.
+    return ` AND strpos(a.value, ${param(params, operand.value)}) > 0`;
+  }
+  if (!isComparison(op)) return unsupported(c);
+  switch (operand.kind) {
+    case "string":
+      if (op !== "=") return unsupported(c);
+      return ` AND a.value = ${param(params, operand.value)}`;
+    case "number":
+      return ` AND a.num ${op} ${param(params, operand.value)}::numeric`;
+    case "time":
+      return ` AND a.time ${op} ${param(params, operand.text ?? operand.value.toISOString())}::timestamptz`;
+    case "date": {
+      const day = dayBounds(operand.value);
+      const at = (bound: string) => `${param(params, bound)}::timestamptz`;
+      switch (op) {
+        case "=": {
+          const start = at(day.start);
+          return ` AND a.time >= ${start} AND a.time < ${at(day.next)}`;
+        }
+        case "<":
+          return ` AND a.time < ${at(day.start)}`;
+        case "<=":
+          return ` AND a.time < ${at(day.next)}`;
+        case ">":
+          return ` AND a.time >= ${at(day.next)}`;
+        case ">=":
+          return ` AND a.time >= ${at(day.start)}`;
+      }
+    }
+  }
+}
+
+const INT64_MAX = 9223372036854775807n;
+const CANONICAL_INTEGER = /^(0|[1-9][0-9]*)$/;
+
+function heightTerm(column: string, c: Condition, params: unknown[]): string {
+  const { op, operand } = c;
+  if (op === "EXISTS") return "TRUE";
+  if (!operand) return unsupported(c);
+  if (op === "CONTAINS") {
+    if (operand.kind !== "string") return unsupported(c);
+    return `strpos(${column}::text, ${param(params, operand.value)}) > 0`;
+  }
+  switch (operand.kind) {
+    case "number":
+      return integerComparison(column, op, operand.value, params);
+    case "string":
+      if (op !== "=") return unsupported(c);
+      // The height's text is canonical decimal, so only a canonical string can equal it.
+      if (!CANONICAL_INTEGER.test(operand.value) || BigInt(operand.value) > INT64_MAX) return "FALSE";
+      return `${column} = ${param(params, operand.value)}::bigint`;
+    case "time":
+    case "date":
+      return "FALSE";
+  }
+}
+
+/**
+ * `column op number` for an integer column, rewritten so the operand is an
+ * integer (keeping `bigint = bigint` index scans; comparing with `numeric`
+ * would cast the column): for integer h and n < x < n+1, h > x ≡ h >= x ≡ h > n,
+ * h < x ≡ h <= x ≡ h <= n, and h = x never holds. Operands beyond bigint's range
+ * make the comparison constant.
+ */
+function integerComparison(column: string, op: Comparison, value: string, params: unknown[]): string {
+  const [whole = "0", fraction = ""] = value.split(".");
+  const n = BigInt(whole);
+  let cmp: Comparison = op;
+  if (/[1-9]/.test(fraction)) {
+    if (op === "=") return "FALSE";
+    cmp = op === ">" || op === ">=" ? ">" : "<=";
+  }
+  if (n > INT64_MAX) return cmp === "<" || cmp === "<=" ? "TRUE" : "FALSE";
+  return `${column} ${cmp} ${param(params, n.toString())}::bigint`;
+}
+
+function hashTerm(column: string, c: Condition, params: unknown[]): string {
+  const { op, operand } = c;
+  if (op === "EXISTS") return "TRUE";
+  if (!operand) return unsupported(c);
+  if ((op === "=" || op === "CONTAINS") && (operand.kind === "string" || operand.kind === "number")) {
+    // Hashes are stored upper-case; upper-casing the operand keeps the column bare for its index.
+    const value = param(params, operand.value.toUpperCase());
+    return op === "=" ? `${column} = ${value}` : `strpos(${column}, ${value}) > 0`;
+  }
+  return "FALSE";
+}
