@@ -30,7 +30,19 @@ const schema = z.object({
   KEY_CACHE_TTL_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(5000)),
   USAGE_FLUSH_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(50).max(60_000).default(1000)),
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
+  EVM_BLOCK_TIME_S: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(2)),
+  EVM_DEVNET_IDLE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10_000).default(15 * 60_000)),
   CONSENSUS_BLOCK_TIME_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(60_000).default(1000)),
+  /** First height a consensus follower ingests into an empty index (default: 100 below the node's head). */
+  UPSTREAM_START_HEIGHT: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^[1-9]\d{0,17}$/, "must be a block height (a positive integer)")
+      .transform(BigInt)
+      .optional(),
+  ),
 });
 
 export type Env = z.infer<typeof schema> & {

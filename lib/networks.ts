@@ -118,6 +118,15 @@ export function buildCatalog(source: Record<string, string | undefined> = proces
 
 const globalForCatalog = globalThis as unknown as { __blockgateCatalog?: readonly Network[] };
 
+/**
+ * Rebuilds the catalog from the given environment: for tests that point a network at their own
+ * upstream, and for callers that changed the environment after the catalog was first read.
+ */
+export function configureNetworks(source: Record<string, string | undefined> = process.env): readonly Network[] {
+  globalForCatalog.__blockgateCatalog = buildCatalog(source);
+  return globalForCatalog.__blockgateCatalog;
+}
+
 export function networks(): readonly Network[] {
   globalForCatalog.__blockgateCatalog ??= buildCatalog();
   return globalForCatalog.__blockgateCatalog;

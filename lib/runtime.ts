@@ -4,7 +4,11 @@ import { disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
 import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
+import { startUpstreamFollower } from "@/lib/consensus/upstream/follower";
 import { loadEnv, type Env } from "@/lib/env";
+import { configureEvmBackends } from "@/lib/evm/backends";
+import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
+import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
 import { networks } from "@/lib/networks";
 import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
@@ -34,6 +38,22 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
 }
 
 /**
+ * Starts the traffic generator of a devnet in the background (its first deployment takes a couple
+ * of blocks; requests need not wait for it) and returns how to stop it.
+ */
+function startTraffic(log: (m: string) => void) {
+  return async ({ network, url }: DevnetStarted) => {
+    const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, log }).catch((e: unknown) => {
+      log(`[evm] ${network.slug}: traffic generator failed to start: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    });
+    return async () => {
+      await (await generator)?.stop();
+    };
+  };
+}
+
+/**
  * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
  * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker). stop() shuts down
  * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
@@ -54,14 +74,32 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   try {
     const invalidations = listenForKeyInvalidations(database.url, log);
     stops.push(() => invalidations.stop());
-    if (env.ROLE !== "web" && env.DEVNETS === "on") {
+    if (env.ROLE !== "web") {
       for (const n of networks()) {
-        if (n.family !== "consensus" || n.source.kind !== "devnet") continue;
-        const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, log });
-        stops.push(() => producer.stop());
+        if (n.family !== "consensus") continue;
+        if (n.source.kind === "upstream") {
+          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, log });
+          stops.push(() => follower.stop());
+        } else if (env.DEVNETS === "on") {
+          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, log });
+          stops.push(() => producer.stop());
+        }
       }
     }
     if (env.ROLE !== "worker") {
+      // EVM devnets start on first use, in the process that serves the node endpoint.
+      const supervisor =
+        env.DEVNETS === "on"
+          ? new AnvilSupervisor({
+              dataDir: path.resolve(env.DATA_DIR, "anvil"),
+              blockTimeSec: env.EVM_BLOCK_TIME_S,
+              idleMs: env.EVM_DEVNET_IDLE_MS,
+              log,
+              onStarted: startTraffic(log),
+            })
+          : undefined;
+      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, log });
+      if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
       http = await startHttpServer({

@@ -8,6 +8,7 @@ import { compileBlockQuery, compileTxQuery } from "./query/sql";
 import { handlerError } from "./rpc-error";
 import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
+import { upstreamConsensusParams, upstreamNetInfo, upstreamStatus } from "./upstream/live";
 
 async function requireHead(network: Network): Promise<ChainHead> {
   const head = await chainHead(network.slug);
@@ -84,6 +85,7 @@ async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks:
 }
 
 async function status(network: Network): Promise<StatusResult> {
+  if (network.source.kind === "upstream") return upstreamStatus(network);
   const head = await requireHead(network);
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   const latest = head.latest.body.block.header;
@@ -117,10 +119,12 @@ async function status(network: Network): Promise<StatusResult> {
 
 async function consensusParams(network: Network, p: ParsedParams): Promise<ConsensusParamsResult> {
   const height = await resolveHeight(network, p.height);
+  if (network.source.kind === "upstream") return upstreamConsensusParams(network, height);
   return { block_height: height.toString(), consensus_params: structuredClone(CONSENSUS_PARAMS) };
 }
 
 async function netInfo(network: Network): Promise<NetInfoResult> {
+  if (network.source.kind === "upstream") return upstreamNetInfo(network);
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   const peers = chain.validators.slice(1).map((v) => ({ node_id: v.nodeId, url: `tcp://${v.nodeId}@127.0.0.1:${26656 + v.index * 10}` }));
   return { listening: true, listeners: ["Listener(@tcp://0.0.0.0:26656)"], n_peers: String(peers.length), peers };

@@ -135,7 +135,8 @@ export function toTxRecord(t: StoredTx): TxRecord {
 }
 
 export async function getTxByHash(network: string, hash: string): Promise<StoredTx | null> {
-  const row = await db().consensusTx.findUnique({ where: { network_hash: { network, hash } } });
+  // The same bytes may be included twice; like CometBFT's indexer, answer the latest.
+  const row = await db().consensusTx.findFirst({ where: { network, hash }, orderBy: { height: "desc" } });
   return row ? { height: row.height, index: row.txIndex, hash: row.hash, raw: row.raw, result: row.result as unknown as TxResult } : null;
 }
 

@@ -1,16 +1,106 @@
+import type { Plan } from "@/lib/db/generated/enums";
+
 /**
- * The EVM method catalog: which JSON-RPC methods the node endpoint serves and what each costs.
- * `local` methods are answered from the network catalog without an upstream call.
+ * The EVM method catalog: every JSON-RPC method the node endpoint serves, what it costs, how its
+ * result may be cached and where its block parameter sits. Methods not listed are refused.
+ * CU costs follow the usual public-gateway scale: cheap reads, heavier state and log queries,
+ * expensive writes and traces; failed calls are free.
  */
 export interface MethodInfo {
   cu: number;
-  local?: "chainId" | "netVersion";
+  /**
+   * never: always ask the node; head: valid until the next block (cached for a fraction of the
+   * block time); immutable: fixed once it exists (by hash).
+   */
+  cache: "never" | "head" | "immutable";
+  /** Index of the block-tag parameter ("latest", a number or a hash), when the method has one. */
+  blockParam?: number;
+  /** Answered from the network catalog, never sent to a node. */
+  local?: "chainId" | "netVersion" | "accounts";
+  /** Sends a transaction: never retried on another node once it may have reached one. */
+  write?: boolean;
+  /** Plans allowed to call it (all when absent). */
+  plans?: readonly Plan[];
 }
 
-export const EVM_METHODS: Record<string, MethodInfo> = {
-  eth_chainId: { cu: 5, local: "chainId" },
-  net_version: { cu: 5, local: "netVersion" },
+const TRACE_PLANS: readonly Plan[] = ["BUSINESS", "ENTERPRISE"];
+
+export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
+  // Answered from the catalog.
+  eth_chainId: { cu: 5, cache: "never", local: "chainId" },
+  net_version: { cu: 5, cache: "never", local: "netVersion" },
+  // A gateway holds no accounts: sign locally and send with eth_sendRawTransaction.
+  eth_accounts: { cu: 5, cache: "never", local: "accounts" },
+  // Node and network.
+  net_listening: { cu: 5, cache: "never" },
+  net_peerCount: { cu: 5, cache: "never" },
+  web3_clientVersion: { cu: 5, cache: "never" },
+  web3_sha3: { cu: 10, cache: "never" },
+  eth_syncing: { cu: 5, cache: "never" },
+  eth_protocolVersion: { cu: 5, cache: "never" },
+  // Head and fees.
+  eth_blockNumber: { cu: 10, cache: "head" },
+  eth_gasPrice: { cu: 10, cache: "head" },
+  eth_maxPriorityFeePerGas: { cu: 10, cache: "head" },
+  eth_blobBaseFee: { cu: 10, cache: "head" },
+  eth_feeHistory: { cu: 20, cache: "never", blockParam: 1 },
+  // State.
+  eth_getBalance: { cu: 20, cache: "never", blockParam: 1 },
+  eth_getCode: { cu: 20, cache: "never", blockParam: 1 },
+  eth_getStorageAt: { cu: 20, cache: "never", blockParam: 2 },
+  eth_getTransactionCount: { cu: 20, cache: "never", blockParam: 1 },
+  eth_getProof: { cu: 21, cache: "never", blockParam: 2 },
+  eth_call: { cu: 26, cache: "never", blockParam: 1 },
+  eth_estimateGas: { cu: 87, cache: "never", blockParam: 1 },
+  eth_createAccessList: { cu: 50, cache: "never", blockParam: 1 },
+  // Blocks and transactions.
+  eth_getBlockByNumber: { cu: 16, cache: "never", blockParam: 0 },
+  eth_getBlockByHash: { cu: 16, cache: "immutable" },
+  eth_getBlockTransactionCountByNumber: { cu: 20, cache: "never", blockParam: 0 },
+  eth_getBlockTransactionCountByHash: { cu: 20, cache: "immutable" },
+  eth_getUncleCountByBlockNumber: { cu: 5, cache: "never", blockParam: 0 },
+  eth_getUncleCountByBlockHash: { cu: 5, cache: "immutable" },
+  eth_getUncleByBlockNumberAndIndex: { cu: 20, cache: "never", blockParam: 0 },
+  eth_getUncleByBlockHashAndIndex: { cu: 20, cache: "immutable" },
+  eth_getTransactionByHash: { cu: 17, cache: "never" },
+  eth_getTransactionByBlockNumberAndIndex: { cu: 15, cache: "never", blockParam: 0 },
+  eth_getTransactionByBlockHashAndIndex: { cu: 15, cache: "immutable" },
+  eth_getTransactionReceipt: { cu: 15, cache: "never" },
+  eth_getBlockReceipts: { cu: 500, cache: "never", blockParam: 0 },
+  // Logs and filters.
+  eth_getLogs: { cu: 75, cache: "never" },
+  eth_newFilter: { cu: 20, cache: "never" },
+  eth_newBlockFilter: { cu: 20, cache: "never" },
+  eth_newPendingTransactionFilter: { cu: 20, cache: "never" },
+  eth_getFilterChanges: { cu: 20, cache: "never" },
+  eth_getFilterLogs: { cu: 75, cache: "never" },
+  eth_uninstallFilter: { cu: 10, cache: "never" },
+  // Writes.
+  eth_sendRawTransaction: { cu: 250, cache: "never", write: true },
+  // Traces, on plans that include them.
+  debug_traceTransaction: { cu: 309, cache: "never", plans: TRACE_PLANS },
+  debug_traceCall: { cu: 309, cache: "never", blockParam: 1, plans: TRACE_PLANS },
+  debug_traceBlockByNumber: { cu: 497, cache: "never", blockParam: 0, plans: TRACE_PLANS },
+  debug_traceBlockByHash: { cu: 497, cache: "never", plans: TRACE_PLANS },
 };
 
 /** Families of node-admin and devnet-control methods that are never served. */
-export const REFUSED_METHOD_PREFIXES = ["admin_", "personal_", "miner_", "anvil_", "evm_", "hardhat_", "debug_"] as const;
+export const REFUSED_METHOD_PREFIXES = ["admin_", "personal_", "miner_", "anvil_", "evm_", "hardhat_", "debug_", "txpool_", "engine_", "trace_"] as const;
+
+/** Why a method is refused, in words for the caller; undefined when it is served for this plan. */
+export function refusal(method: string, plan: string): string | undefined {
+  const info = Object.hasOwn(EVM_METHODS, method) ? EVM_METHODS[method] : undefined;
+  const name = method.slice(0, 64);
+  if (info) {
+    if (info.plans && !info.plans.includes(plan as Plan)) return `The method ${name} is not available on this project's plan (traces need Business or Enterprise).`;
+    return undefined;
+  }
+  if (/^eth_(sendTransaction|sign|signTransaction|signTypedData)/.test(method)) {
+    return `The method ${name} is not available: the gateway holds no keys. Sign the transaction locally and send it with eth_sendRawTransaction.`;
+  }
+  if (method === "eth_subscribe" || method === "eth_unsubscribe") return `The method ${name} needs a WebSocket connection, which this endpoint does not offer; poll with filters or use webhooks.`;
+  if (REFUSED_METHOD_PREFIXES.some((p) => method.startsWith(p))) {
+    return `The method ${name} is not available on this endpoint (node administration and devnet control are not served).`;
+  }
+  return `The method ${name} does not exist or is not available.`;
+}

@@ -1,7 +1,7 @@
-import { Client } from "pg";
 import { db } from "@/lib/db/client";
 import type { Network } from "@/lib/networks";
 import { merkleRoot, sha256, toHex, utf8 } from "../crypto";
+import { IndexWriterLock } from "../index-lock";
 import { insertBlocks } from "../store";
 import type { BlockResult, TxResult } from "../types";
 import { buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
@@ -12,12 +12,16 @@ function txCountFor(height: bigint): number {
   return r < 10 ? 0 : 1 + (r % 8);
 }
 
-/** Rebuilds the producer's state from the newest stored block, so a restart resumes the chain. */
-async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null> {
+/**
+ * Rebuilds the producer's state from the newest stored block, so a restart resumes the chain;
+ * "foreign" when the stored chain is not this devnet's (an upstream was followed into the index).
+ */
+async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null | "foreign"> {
   const row = await db().consensusBlock.findFirst({ where: { network: chain.network }, orderBy: { height: "desc" }, select: { height: true, body: true } });
   if (!row) return null;
   const body = row.body as unknown as BlockResult;
   const header = body.block.header;
+  if (header.chain_id !== chain.chainId) return "foreign";
   const txs = await db().consensusTx.findMany({ where: { network: chain.network, height: row.height }, orderBy: { txIndex: "asc" }, select: { result: true } });
   const results = txs.map((t) => t.result as unknown as TxResult);
   return {
@@ -42,31 +46,26 @@ export function startDevnetProducer(network: Network, opts: { databaseUrl: strin
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let lockClient: Client | undefined;
   let running: Promise<void> = Promise.resolve();
-
-  const lockKey = `blockgate:consensus-devnet:${network.slug}`;
-  const tryLock = async (): Promise<boolean> => {
-    if (!lockClient) {
-      // The advisory lock lives as long as this session: a dedicated connection, not the pool.
-      const client = new Client({ connectionString: opts.databaseUrl });
-      await client.connect();
-      lockClient = client;
-    }
-    const r = await lockClient.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [lockKey]);
-    return r.rows[0]?.ok === true;
-  };
+  const lock = new IndexWriterLock(opts.databaseUrl, network.slug);
 
   const loop = async () => {
     let prev: PreviousBlock | null | undefined;
     while (!stopped) {
       try {
+        if (lock.isLost) prev = undefined;
         if (prev === undefined) {
-          if (!(await tryLock())) {
+          if (!(await lock.tryAcquire())) {
             await sleep(5000, () => stopped);
             continue;
           }
-          prev = await resumeFrom(chain);
+          const head = await resumeFrom(chain);
+          if (head === "foreign") {
+            opts.log(`[consensus] ${network.slug}: the index holds blocks of another chain (an upstream's); not producing devnet blocks on top of them`);
+            await lock.release();
+            return;
+          }
+          prev = head;
           opts.log(`[consensus] ${network.slug}: producing devnet blocks from height ${prev ? prev.height + 1n : 1n} (chain id ${chain.chainId})`);
         }
         const started = Date.now();
@@ -79,8 +78,7 @@ export function startDevnetProducer(network: Network, opts: { databaseUrl: strin
       } catch (e) {
         opts.log(`[consensus] ${network.slug}: block production failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
         prev = undefined;
-        await lockClient?.end().catch(() => undefined);
-        lockClient = undefined;
+        await lock.release();
         await sleep(2000, () => stopped);
       }
     }
@@ -99,7 +97,7 @@ export function startDevnetProducer(network: Network, opts: { databaseUrl: strin
       stopped = true;
       if (timer) clearTimeout(timer);
       await running.catch(() => undefined);
-      await lockClient?.end().catch(() => undefined);
+      await lock.release();
     },
   };
 }
@@ -110,7 +108,9 @@ export function startDevnetProducer(network: Network, opts: { databaseUrl: strin
  */
 export async function generateBlocks(network: Network, blocks: number, txsPerBlock: number, opts: { batch?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
   const chain = devnetChain(network.slug, String(network.devnetChainId));
-  let prev = await resumeFrom(chain);
+  const resumed = await resumeFrom(chain);
+  if (resumed === "foreign") throw new Error(`${network.slug}: the index holds blocks of another chain`);
+  let prev = resumed;
   const start = Date.now() - blocks * 1000;
   const batch = opts.batch ?? 200;
   for (let done = 0; done < blocks; ) {

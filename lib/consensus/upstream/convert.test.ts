@@ -1,0 +1,188 @@
+import { describe, expect, it, vi } from "vitest";
+import { dataHash, fromBase64, txHash, utf8, toBase64 } from "../crypto";
+import { blockResultsSchema, cometBlockSchema } from "./comet";
+import { ConversionError, toIngestBlock } from "./convert";
+import { CometStandIn, toCometBlock, toCometBlockResults } from "./stand-in";
+
+const HASH = (c: string) => c.repeat(64);
+const ADDR = (c: string) => c.repeat(40);
+const blockId = { hash: HASH("A"), parts: { total: 1, hash: HASH("B") } };
+const txs = [utf8('{"body":{"messages":[{"@type":"/cosmos.bank.v1beta1.MsgSend"}]}}'), utf8("second tx")];
+
+/** /block and /block_results of height 101 as a CometBFT v0.38 node with a Cosmos SDK 0.50 app writes them. */
+function realBlock(overrides: { data_hash?: string; txs?: Uint8Array[] } = {}) {
+  const blockTxs = overrides.txs ?? txs;
+  return {
+    block_id: { hash: HASH("C"), parts: { total: 1, hash: HASH("D") } },
+    block: {
+      header: {
+        version: { block: "11" },
+        chain_id: "bbn-1",
+        height: "101",
+        time: "2025-03-04T05:06:07.123456789Z",
+        last_block_id: blockId,
+        last_commit_hash: HASH("E"),
+        data_hash: overrides.data_hash ?? dataHash(blockTxs),
+        validators_hash: HASH("F"),
+        next_validators_hash: HASH("F"),
+        consensus_hash: HASH("1"),
+        app_hash: HASH("2"),
+        last_results_hash: HASH("3"),
+        evidence_hash: HASH("4"),
+        proposer_address: ADDR("5"),
+        extra_field_of_a_future_version: "ignored",
+      },
+      data: { txs: blockTxs.map(toBase64) },
+      evidence: {
+        evidence: [
+          {
+            type: "tendermint/DuplicateVoteEvidence",
+            value: {
+              vote_a: { type: 2, height: "99", round: 0, block_id: blockId, timestamp: "2025-03-04T05:06:00Z", validator_address: ADDR("6"), validator_index: 1, signature: "c2ln" },
+              vote_b: { type: 2, height: "99", round: 0, block_id: blockId, timestamp: "2025-03-04T05:06:00Z", validator_address: ADDR("6"), validator_index: 1, signature: "c2lnMg==" },
+              TotalVotingPower: "400",
+              ValidatorPower: "100",
+              Timestamp: "2025-03-04T05:05:59Z",
+            },
+          },
+        ],
+      },
+      last_commit: {
+        height: "100",
+        round: 1,
+        block_id: blockId,
+        signatures: [
+          { block_id_flag: 2, validator_address: ADDR("7"), timestamp: "2025-03-04T05:06:06.1Z", signature: "c2lnLTA=" },
+          { block_id_flag: 1, validator_address: "", timestamp: "0001-01-01T00:00:00Z", signature: null },
+          { block_id_flag: 3, validator_address: ADDR("8"), timestamp: "2025-03-04T05:06:06.2Z", signature: "c2lnLTI=" },
+        ],
+      },
+    },
+  };
+}
+
+function realResults(overrides: { height?: string; txs_results?: unknown } = {}) {
+  return {
+    height: overrides.height ?? "101",
+    txs_results: overrides.txs_results ?? [
+      {
+        // ABCI's JSON omits zero values: code 0, an empty log, a false index.
+        gas_wanted: "200000",
+        gas_used: "81234",
+        events: [
+          { type: "tx", attributes: [{ key: "fee", value: "2000ubbn", index: true }, { key: "acc_seq", value: "bbn1abc/7", index: true }] },
+          { type: "message", attributes: [{ key: "action", value: "/cosmos.bank.v1beta1.MsgSend", index: true }, { key: "module", value: "bank" }] },
+        ],
+      },
+      { code: 5, log: "insufficient funds", codespace: "sdk", gas_wanted: "100000", gas_used: "40000", events: null },
+    ],
+    finalize_block_events: [
+      { type: "mint", attributes: [{ key: "amount", value: "1000ubbn", index: true }, { key: "mode", value: "BeginBlock", index: true }] },
+      { type: "commission", attributes: [{ key: "validator", value: "bbnvaloper1x" }] },
+    ],
+    validator_updates: null,
+    consensus_param_updates: null,
+    app_hash: HASH("9"),
+  };
+}
+
+const convert = (block: unknown, results: unknown, warn?: (m: string) => void) => toIngestBlock(cometBlockSchema.parse(block), blockResultsSchema.parse(results), { warn });
+
+describe("conversion of a real CometBFT block and its results", () => {
+  it("gives the SPEC shapes: txs as data, signatures with type/height/round/index, tags from events", () => {
+    const warn = vi.fn();
+    const b = convert(realBlock(), realResults(), warn);
+    expect(warn).not.toHaveBeenCalled();
+    expect(b.height).toBe(101n);
+    expect(b.result.block_id).toEqual({ hash: HASH("C"), parts: { total: 1, hash: HASH("D") } });
+    const block = b.result.block;
+    expect(Object.keys(block.header)).toEqual([
+      "version", "chain_id", "height", "time", "last_block_id", "last_commit_hash", "data_hash", "validators_hash",
+      "next_validators_hash", "consensus_hash", "app_hash", "last_results_hash", "evidence_hash", "proposer_address",
+    ]);
+    expect(block.header.version).toEqual({ block: "11", app: "0" });
+    expect(block.data).toEqual(txs.map(toBase64));
+    expect(block.evidence).toEqual([
+      { type: "tendermint/DuplicateVoteEvidence", height: "99", time: "2025-03-04T05:05:59Z", total_voting_power: "400", validator: { pub_key: {}, voting_power: "100", address: ADDR("6") } },
+    ]);
+    expect(block.last_commit).toEqual({
+      height: 100,
+      round: 1,
+      block_id: blockId,
+      signatures: [
+        { type: 2, height: "100", round: 1, block_id: blockId, timestamp: "2025-03-04T05:06:06.1Z", validator_address: ADDR("7"), validator_index: 0, signature: "c2lnLTA=" },
+        // A vote for nil carries the zero block id; the absent validator is left out but keeps its index.
+        { type: 2, height: "100", round: 1, block_id: { hash: "", parts: { total: 0, hash: "" } }, timestamp: "2025-03-04T05:06:06.2Z", validator_address: ADDR("8"), validator_index: 2, signature: "c2lnLTI=" },
+      ],
+    });
+    expect(b.txs.map((t) => t.hash)).toEqual(txs.map(txHash));
+    expect(b.txs[0]!.raw).toEqual(txs[0]);
+    expect(b.txs[0]!.result).toEqual({
+      log: "",
+      gas_wanted: "200000",
+      gas_used: "81234",
+      tags: [
+        { key: "tx.fee", value: "2000ubbn", index: true },
+        { key: "tx.acc_seq", value: "bbn1abc/7", index: true },
+        { key: "message.action", value: "/cosmos.bank.v1beta1.MsgSend", index: true },
+        { key: "message.module", value: "bank", index: false },
+      ],
+    });
+    expect(b.txs[1]!.result).toEqual({ log: "insufficient funds", gas_wanted: "100000", gas_used: "40000", tags: [] });
+    // Only attributes marked for indexing are searchable, as in CometBFT's block indexer.
+    expect(b.blockAttrs).toEqual([
+      { key: "mint.amount", value: "1000ubbn" },
+      { key: "mint.mode", value: "BeginBlock" },
+    ]);
+  });
+
+  it("reads begin/end block events of older nodes and an empty block", () => {
+    const results = {
+      height: "101",
+      txs_results: null,
+      begin_block_events: [{ type: "mint", attributes: [{ key: "amount", value: "7", index: true }] }],
+      end_block_events: [{ type: "epoch", attributes: [{ key: "number", value: "3", index: true }] }],
+    };
+    const warn = vi.fn();
+    // CometBFT before v0.38 wrote an empty data_hash for a block without txs.
+    const b = convert(realBlock({ txs: [], data_hash: "" }), results, warn);
+    expect(warn).not.toHaveBeenCalled();
+    expect(b.txs).toEqual([]);
+    expect(b.result.block.data).toEqual([]);
+    expect(b.blockAttrs).toEqual([
+      { key: "mint.amount", value: "7" },
+      { key: "epoch.number", value: "3" },
+    ]);
+  });
+
+  it("warns when data_hash does not match the txs, and refuses results that do not belong to the block", () => {
+    const warn = vi.fn();
+    const b = convert(realBlock({ data_hash: HASH("0") }), realResults(), warn);
+    expect(b.txs).toHaveLength(2);
+    expect(warn).toHaveBeenCalledOnce();
+    expect(warn.mock.calls[0]![0]).toMatch(/block 101: header data_hash 0+ does not match its 2 txs/);
+    expect(() => convert(realBlock(), realResults({ height: "102" }))).toThrow(ConversionError);
+    expect(() => convert(realBlock(), realResults({ txs_results: [] }))).toThrow(/2 txs but 0 tx results/);
+    const bad = realBlock();
+    bad.block.data.txs = ["not base64!"];
+    expect(() => convert(bad, realResults({ txs_results: [{}] }))).toThrow(/not valid base64/);
+  });
+
+  it("is the inverse of the stand-in's real-shape rendering of devnet blocks", async () => {
+    const node = await CometStandIn.start({ chainId: "bbn-1", blocks: 12 });
+    try {
+      for (let h = 1; h <= 12; h++) {
+        const original = node.block(h);
+        // Through JSON, as it travels.
+        const block = JSON.parse(JSON.stringify(toCometBlock(original))) as unknown;
+        const results = JSON.parse(JSON.stringify(toCometBlockResults(original))) as unknown;
+        const warn = vi.fn();
+        expect(convert(block, results, warn)).toEqual(original);
+        expect(warn).not.toHaveBeenCalled();
+        expect(original.txs.map((t) => txHash(t.raw))).toEqual(original.result.block.data.map((d) => txHash(fromBase64(d))));
+      }
+    } finally {
+      await node.stop();
+    }
+  });
+});

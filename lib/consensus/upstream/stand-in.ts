@@ -1,0 +1,304 @@
+/**
+ * For tests only: a CometBFT node stand-in on 127.0.0.1 that speaks the real RPC protocol (URI
+ * GET form, and JSON-RPC POST to "/", single or batch) with the real v0.38 shapes, serving a
+ * chain built with the devnet's block builder. Tests control it: advance(n) commits n blocks,
+ * fail(true) makes it answer 500 or drop connections, stop()/start() take it off and back on
+ * the same port, setCatchingUp() sets what its status reports.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildBlock, devnetChain, validatorInfo, type DevnetChain, type PreviousBlock } from "../devnet/chain";
+import type { IngestAttr, IngestBlock, Tag } from "../types";
+
+type Answer = { result: unknown } | { error: { code: number; message: string; data: string } };
+
+export interface StandInOptions {
+  chainId: string;
+  /** Blocks committed before it starts serving. */
+  blocks?: number;
+  /** Transactions in the block at a height (default: 0 to 3). */
+  txsPerBlock?: (height: bigint) => number;
+}
+
+const GENESIS_TIME = Date.UTC(2025, 0, 1);
+const P2P_PORT = 26656;
+
+/** Consecutive tags of one event type become one event, attributes in order (`a.b.c` → type a, key b.c). */
+export function tagsToEvents(tags: readonly Tag[]) {
+  const events: Array<{ type: string; attributes: Array<{ key: string; value: string; index?: boolean }> }> = [];
+  for (const tag of tags) {
+    const dot = tag.key.indexOf(".");
+    const type = dot === -1 ? tag.key : tag.key.slice(0, dot);
+    const key = dot === -1 ? "" : tag.key.slice(dot + 1);
+    // ABCI's JSON omits a false index, as every zero value.
+    const attribute = tag.index ? { key, value: tag.value, index: true } : { key, value: tag.value };
+    const last = events.at(-1);
+    if (last?.type === type) last.attributes.push(attribute);
+    else events.push({ type, attributes: [attribute] });
+  }
+  return events;
+}
+
+const indexed = (attrs: readonly IngestAttr[]): Tag[] => attrs.map((a) => ({ key: a.key, value: a.value, index: true }));
+
+/** /block of a devnet block, in the real CometBFT shape. */
+export function toCometBlock(b: IngestBlock) {
+  const { block_id, block } = b.result;
+  const lc = block.last_commit;
+  return {
+    block_id,
+    block: {
+      header: block.header,
+      data: { txs: block.data },
+      evidence: { evidence: [] },
+      last_commit: {
+        height: String(lc.height),
+        round: lc.round,
+        block_id: lc.block_id,
+        signatures: lc.signatures.map((s) => ({ block_id_flag: 2, validator_address: s.validator_address, timestamp: s.timestamp, signature: s.signature })),
+      },
+    },
+  };
+}
+
+/** /block_results of a devnet block, in the real CometBFT v0.38 shape. */
+export function toCometBlockResults(b: IngestBlock) {
+  return {
+    height: b.height.toString(),
+    txs_results:
+      b.txs.length === 0
+        ? null
+        : b.txs.map((t) => ({ log: t.result.log, gas_wanted: t.result.gas_wanted, gas_used: t.result.gas_used, events: tagsToEvents(t.result.tags) })),
+    finalize_block_events: tagsToEvents(indexed(b.blockAttrs)),
+    validator_updates: [],
+    consensus_param_updates: null,
+    app_hash: b.result.block.header.app_hash,
+  };
+}
+
+class HeightError extends Error {}
+
+export class CometStandIn {
+  readonly chain: DevnetChain;
+  private readonly blocks: IngestBlock[] = [];
+  private prev: PreviousBlock | null = null;
+  private readonly txsPerBlock: (height: bigint) => number;
+  private readonly server: Server;
+  private port = 0;
+  private failing = false;
+  private failures = 0;
+  private catchingUp = false;
+  /** Requests answered or refused, for tests that check the node was (not) asked. */
+  requests = 0;
+
+  private constructor(opts: StandInOptions) {
+    this.chain = devnetChain(`stand-in/${opts.chainId}`, opts.chainId);
+    this.txsPerBlock = opts.txsPerBlock ?? ((h) => (h % 7n === 0n ? 0 : Number(h % 4n)));
+    this.server = createServer((req, res) => this.handle(req, res));
+    this.advance(opts.blocks ?? 0);
+  }
+
+  static async start(opts: StandInOptions): Promise<CometStandIn> {
+    const node = new CometStandIn(opts);
+    await node.start();
+    return node;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get latestHeight(): bigint {
+    return BigInt(this.blocks.length);
+  }
+
+  /** The block at a height as the devnet built it (our stored shape). */
+  block(height: bigint | number): IngestBlock {
+    const b = this.blocks[Number(height) - 1];
+    if (!b) throw new RangeError(`stand-in has no block ${height}`);
+    return b;
+  }
+
+  advance(n: number): void {
+    for (let i = 0; i < n; i++) {
+      const height = this.latestHeight + 1n;
+      const { block, next } = buildBlock(this.chain, this.prev, new Date(GENESIS_TIME + Number(height) * 1000), this.txsPerBlock(height));
+      this.blocks.push(block);
+      this.prev = next;
+    }
+  }
+
+  fail(on: boolean): void {
+    this.failing = on;
+  }
+
+  setCatchingUp(on: boolean): void {
+    this.catchingUp = on;
+  }
+
+  /** Listens on a free port the first time, then on the same port again. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.port, "127.0.0.1", () => {
+        this.server.off("error", reject);
+        this.port = (this.server.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  /** Stops listening and drops open connections, as a node that goes away. */
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    this.requests++;
+    if (this.failing) {
+      if (this.failures++ % 2 === 0) {
+        res.writeHead(500, { "Content-Type": "text/plain" }).end("stand-in failing on purpose");
+      } else {
+        req.socket.destroy();
+      }
+      return;
+    }
+    const url = new URL(req.url ?? "/", "http://stand-in");
+    if (req.method === "GET") {
+      const method = url.pathname.slice(1);
+      const params: Record<string, unknown> = {};
+      for (const [k, v] of url.searchParams) params[k] = v.replace(/^"(.*)"$/, "$1");
+      const answer = this.answer(method, params);
+      if (!answer) {
+        res.writeHead(404, { "Content-Type": "text/plain" }).end("404 page not found\n");
+        return;
+      }
+      // As CometBFT: errors of the URI form come with HTTP 500.
+      this.send(res, "error" in answer ? 500 : 200, { jsonrpc: "2.0", id: -1, ...answer });
+      return;
+    }
+    if (req.method !== "POST" || url.pathname !== "/") {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("404 page not found\n");
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        this.send(res, 200, { jsonrpc: "2.0", id: -1, error: { code: -32700, message: "Parse error. Invalid JSON", data: "" } });
+        return;
+      }
+      const one = (r: unknown) => {
+        const { id = null, method, params } = (typeof r === "object" && r !== null ? r : {}) as { id?: unknown; method?: unknown; params?: unknown };
+        const answer = typeof method === "string" ? this.answer(method, (params ?? {}) as Record<string, unknown>) : undefined;
+        return { jsonrpc: "2.0", id, ...(answer ?? { error: { code: -32601, message: "Method not found", data: "" } }) };
+      };
+      this.send(res, 200, Array.isArray(body) ? body.map(one) : one(body));
+    });
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }).end(text);
+  }
+
+  private height(value: unknown): bigint {
+    const latest = this.latestHeight;
+    if (value === undefined || value === null || value === "") return latest;
+    const text = String(value);
+    if (!/^-?\d+$/.test(text)) throw new HeightError(`error converting http params to arguments: invalid height ${JSON.stringify(text)}`);
+    const h = BigInt(text);
+    if (h <= 0n) throw new HeightError(`height must be greater than 0, but got ${h}`);
+    if (h > latest) throw new HeightError(`height ${h} must be less than or equal to the current blockchain height ${latest}`);
+    return h;
+  }
+
+  /** One method's answer; undefined for a method it does not serve. */
+  private answer(method: string, params: Record<string, unknown>): Answer | undefined {
+    try {
+      switch (method) {
+        case "health":
+          return { result: {} };
+        case "status":
+          return { result: this.status() };
+        case "block":
+          return { result: toCometBlock(this.block(this.height(params.height))) };
+        case "block_results":
+          return { result: toCometBlockResults(this.block(this.height(params.height))) };
+        case "net_info":
+          return { result: this.netInfo() };
+        case "consensus_params":
+          return { result: this.consensusParams(this.height(params.height)) };
+        default:
+          return undefined;
+      }
+    } catch (e) {
+      if (e instanceof HeightError || e instanceof RangeError) return { error: { code: -32603, message: "Internal error", data: e.message } };
+      throw e;
+    }
+  }
+
+  private nodeInfo(id: string) {
+    return {
+      protocol_version: { p2p: "8", block: "11", app: "0" },
+      id,
+      listen_addr: `tcp://0.0.0.0:${P2P_PORT}`,
+      network: this.chain.chainId,
+      version: "0.38.17",
+      channels: "40202122233038606100",
+      moniker: `stand-in-${id.slice(0, 6)}`,
+      other: { tx_index: "on", rpc_address: "tcp://0.0.0.0:26657" },
+    };
+  }
+
+  private status() {
+    const latest = this.blocks.at(-1);
+    const earliest = this.blocks[0];
+    const lh = latest?.result.block.header;
+    const eh = earliest?.result.block.header;
+    return {
+      node_info: this.nodeInfo(this.chain.validators[0]!.nodeId),
+      sync_info: {
+        latest_block_hash: latest?.result.block_id.hash ?? "",
+        latest_app_hash: lh?.app_hash ?? "",
+        latest_block_height: String(this.blocks.length),
+        latest_block_time: lh?.time ?? "1970-01-01T00:00:00Z",
+        earliest_block_hash: earliest?.result.block_id.hash ?? "",
+        earliest_app_hash: eh?.app_hash ?? "",
+        earliest_block_height: earliest ? "1" : "0",
+        earliest_block_time: eh?.time ?? "1970-01-01T00:00:00Z",
+        catching_up: this.catchingUp,
+      },
+      validator_info: validatorInfo(this.chain),
+    };
+  }
+
+  private netInfo() {
+    const peers = this.chain.validators.slice(1).map((v) => ({
+      node_info: this.nodeInfo(v.nodeId),
+      is_outbound: v.index % 2 === 1,
+      connection_status: { Duration: "60000000000", SendMonitor: {}, RecvMonitor: {}, Channels: [] },
+      remote_ip: `10.0.0.${v.index}`,
+    }));
+    return { listening: true, listeners: [`Listener(@tcp://0.0.0.0:${P2P_PORT})`], n_peers: String(peers.length), peers };
+  }
+
+  private consensusParams(height: bigint) {
+    return {
+      block_height: height.toString(),
+      consensus_params: {
+        block: { max_bytes: "22020096", max_gas: "-1" },
+        evidence: { max_age_num_blocks: "100000", max_age_duration: "172800000000000", max_bytes: "1048576" },
+        validator: { pub_key_types: ["ed25519"] },
+        version: { app: "0" },
+        abci: { vote_extensions_enable_height: "0" },
+      },
+    };
+  }
+}

@@ -1,0 +1,250 @@
+// Traffic for an anvil EVM devnet: deploys (or finds) the devnet contracts, gives tokens to the
+// first accounts, then keeps sending token transfers and Emitter pings so that blocks carry
+// transactions, receipts, logs and changing balances. Uses anvil's unlocked, prefunded accounts
+// through eth_sendTransaction; no private keys.
+import {
+  BaseError,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  getContractAddress,
+  http,
+  type Address,
+  type Hash,
+} from "viem";
+import { BlockgateToken, DEVNET_CONTRACTS, Emitter } from "./contracts";
+
+export { DEVNET_CONTRACTS, devnetContractAddresses } from "./contracts";
+
+export interface TrafficOptions {
+  /** The devnet's JSON-RPC URL (anvil itself, not the gateway). */
+  rpcUrl: string;
+  /** Network slug, for log lines. */
+  network: string;
+  /** Time between rounds of traffic; default 2000 ms. */
+  intervalMs?: number;
+  log: (m: string) => void;
+}
+
+export interface TrafficGenerator {
+  token: Address;
+  emitter: Address;
+  /** Accounts holding tokens and sending the traffic: the first (up to) 10 of eth_accounts. */
+  holders: Address[];
+  /** Ends the loop and waits for a round in progress; no transaction is sent afterwards. */
+  stop(): Promise<void>;
+}
+
+const HOLDERS = 10;
+/** What each holder other than the deployer gets once: 10,000,000 BGT (1% of the supply). */
+const HOLDER_GRANT = 10_000_000n * 10n ** 18n;
+/** Rounds are skipped while the node's mempool holds more than this (mining stalled or slow). */
+const MAX_PENDING = 64;
+const RECEIPT_TIMEOUT_MS = 60_000;
+const NOTES = ["gm", "hello", "ping", "blockgate", "devnet", "heartbeat", "probe", "tick"];
+
+const randomInt = (n: number) => Math.floor(Math.random() * n);
+const errorMessage = (e: unknown) => (e instanceof BaseError ? e.shortMessage : e instanceof Error ? e.message : String(e));
+
+export async function startTrafficGenerator(opts: TrafficOptions): Promise<TrafficGenerator> {
+  const intervalMs = opts.intervalMs ?? 2000;
+  const prefix = `[evm] ${opts.network}: traffic:`;
+  const transport = http(opts.rpcUrl, { timeout: 10_000, retryCount: 1 });
+  const pollingInterval = 250;
+  const publicClient = createPublicClient({ transport, pollingInterval });
+  const walletClient = createWalletClient({ transport, pollingInterval });
+  const testClient = createTestClient({ mode: "anvil", transport, pollingInterval });
+
+  const accounts = (await walletClient.getAddresses()).map((a) => getAddress(a));
+  const deployer = accounts[0];
+  if (!deployer || accounts.length < 2) {
+    throw new Error(`${opts.network}: the devnet has ${accounts.length} unlocked account(s); traffic needs at least 2`);
+  }
+  const holders = accounts.slice(0, HOLDERS);
+
+  const waitForReceipts = async (hashes: Hash[], what: string) => {
+    for (const hash of hashes) {
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
+      if (receipt.status !== "success") throw new Error(`${opts.network}: ${what} reverted (tx ${hash})`);
+    }
+  };
+
+  // ---- Contracts: reuse CREATE(deployer, 0) and CREATE(deployer, 1) when they hold our code. ----
+
+  // A previous generator may have left transactions of the deployer in the mempool; let them be
+  // mined so that code checks and nonces below see the settled state.
+  for (let until = Date.now() + 15_000; Date.now() < until; ) {
+    const [latest, pending] = await Promise.all([
+      publicClient.getTransactionCount({ address: deployer, blockTag: "latest" }),
+      publicClient.getTransactionCount({ address: deployer, blockTag: "pending" }),
+    ]);
+    if (latest === pending) break;
+    await new Promise((r) => setTimeout(r, pollingInterval));
+  }
+
+  const specs = [
+    { key: "token", name: "BlockgateToken", artifact: BlockgateToken, nonce: DEVNET_CONTRACTS.token.deployerNonce },
+    { key: "emitter", name: "Emitter", artifact: Emitter, nonce: DEVNET_CONTRACTS.emitter.deployerNonce },
+  ] as const;
+  const found: { token?: Address; emitter?: Address } = {};
+  const deploys: { key: "token" | "emitter"; hash: Hash }[] = [];
+  for (const spec of specs) {
+    const address = getContractAddress({ from: deployer, nonce: BigInt(spec.nonce) });
+    const code = await publicClient.getCode({ address });
+    if (code && code !== "0x") {
+      // The runtime code our creation code produces, to tell our contract from anything else
+      // there (for example the previous version's, in state persisted by an older Blockgate).
+      const { data: runtime } = await publicClient.call({ account: deployer, data: spec.artifact.bytecode });
+      if (runtime && runtime.toLowerCase() === code.toLowerCase()) {
+        found[spec.key] = address;
+        continue;
+      }
+      opts.log(`${prefix} ${address} (deployer nonce ${spec.nonce}) holds other code than the current ${spec.name}; deploying a new one (reset the devnet's state for stable addresses)`);
+    }
+    const nonce = await publicClient.getTransactionCount({ address: deployer, blockTag: "pending" });
+    const expected = getContractAddress({ from: deployer, nonce: BigInt(nonce) });
+    if (nonce !== spec.nonce && !(code && code !== "0x")) {
+      opts.log(`${prefix} deployer ${deployer} already used nonce ${spec.nonce} for something else; ${spec.key} goes to ${expected} and will be redeployed on every start`);
+    }
+    const hash = await walletClient.deployContract({
+      abi: spec.artifact.abi as readonly unknown[],
+      bytecode: spec.artifact.bytecode,
+      account: deployer,
+      chain: null,
+    });
+    deploys.push({ key: spec.key, hash });
+  }
+  for (const d of deploys) {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash: d.hash, timeout: RECEIPT_TIMEOUT_MS });
+    if (receipt.status !== "success" || !receipt.contractAddress) {
+      throw new Error(`${opts.network}: deploying the ${d.key} contract failed (tx ${d.hash})`);
+    }
+    found[d.key] = getAddress(receipt.contractAddress);
+  }
+  const token = found.token;
+  const emitter = found.emitter;
+  if (!token || !emitter) throw new Error(`${opts.network}: devnet contracts missing after deployment`);
+  opts.log(
+    deploys.length > 0
+      ? `${prefix} deployed ${deploys.map((d) => d.key).join(" and ")}; token ${token}, emitter ${emitter}`
+      : `${prefix} token ${token}, emitter ${emitter} (already deployed)`,
+  );
+
+  // ---- Tokens for every holder, once. ----
+  const balanceOf = (account: Address) =>
+    publicClient.readContract({ address: token, abi: BlockgateToken.abi, functionName: "balanceOf", args: [account] });
+  const grants: Hash[] = [];
+  for (const holder of holders.slice(1)) {
+    if ((await balanceOf(holder)) !== 0n) continue;
+    grants.push(
+      await walletClient.writeContract({
+        address: token,
+        abi: BlockgateToken.abi,
+        functionName: "transfer",
+        args: [holder, HOLDER_GRANT],
+        account: deployer,
+        chain: null,
+      }),
+    );
+  }
+  await waitForReceipts(grants, "a token grant");
+  if (grants.length > 0) opts.log(`${prefix} gave ${grants.length} account(s) 10,000,000 BGT each`);
+
+  // ---- The loop. ----
+  let stopped = false;
+  let current: Promise<void> | null = null;
+  let failing = false;
+  let backlogged = false;
+  let txpoolStatus = true; // off when the node has no txpool_status
+  let round = 0;
+
+  const send = async () => {
+    if (txpoolStatus) {
+      try {
+        const { pending } = await testClient.getTxpoolStatus();
+        if (pending > MAX_PENDING) {
+          if (!backlogged) opts.log(`${prefix} ${pending} transactions pending; pausing until blocks catch up`);
+          backlogged = true;
+          return;
+        }
+        backlogged = false;
+      } catch (e) {
+        if (e instanceof BaseError && e.walk((x) => (x as { code?: number }).code === -32601)) txpoolStatus = false;
+        else throw e;
+      }
+    }
+
+    // 1–3 transfers, each from a different holder, of at most a quarter of its balance.
+    const shuffled = [...holders];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = randomInt(i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j] as Address, shuffled[i] as Address];
+    }
+    const transfers = 1 + randomInt(Math.min(3, holders.length - 1));
+    for (const from of shuffled.slice(0, transfers)) {
+      if (stopped) return;
+      const others = holders.filter((h) => h !== from);
+      const to = others[randomInt(others.length)];
+      const balance = await balanceOf(from);
+      // 0.01 to 1000 BGT.
+      let amount = BigInt(1 + randomInt(100_000)) * 10n ** 16n;
+      if (amount > balance / 4n) amount = balance / 4n;
+      if (!to || amount === 0n) continue;
+      await walletClient.writeContract({
+        address: token,
+        abi: BlockgateToken.abi,
+        functionName: "transfer",
+        args: [to, amount],
+        account: from,
+        chain: null,
+      });
+    }
+
+    if (stopped) return;
+    round += 1;
+    const sender = holders[randomInt(holders.length)] ?? deployer;
+    const note: string = `${NOTES[randomInt(NOTES.length)] ?? "ping"} from ${opts.network}`;
+    await walletClient.writeContract({
+      address: emitter,
+      abi: Emitter.abi,
+      functionName: "ping",
+      args: [BigInt(round), note],
+      value: BigInt(1 + randomInt(1000)) * 10n ** 9n, // 1 to 1000 gwei
+      account: sender,
+      chain: null,
+    });
+  };
+
+  const tick = () => {
+    if (stopped || current) return; // the previous round is still sending: skip this one
+    current = send()
+      .then(
+        () => {
+          if (failing) opts.log(`${prefix} recovered`);
+          failing = false;
+        },
+        (e: unknown) => {
+          if (!failing) opts.log(`${prefix} ${errorMessage(e)} (retrying every round; repeats not logged)`);
+          failing = true;
+        },
+      )
+      .finally(() => {
+        current = null;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  tick();
+
+  return {
+    token,
+    emitter,
+    holders,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await current;
+    },
+  };
+}
