@@ -74,6 +74,27 @@ describe("launcher", () => {
     expect(launcher.output()).toContain("Stopped.");
   });
 
+  it("with its own embedded PostgreSQL and the devnets running, stops in order within 10 s", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-launcher-embedded-"));
+    const launcher = startLauncher({
+      DATABASE_URL: "",
+      PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      NODE_ENV: "test",
+      DEVNETS: "on",
+      CONSENSUS_BLOCK_TIME_MS: "200",
+    });
+    await waitFor(() => /producing devnet blocks/.test(launcher.output()), 60_000, `the devnet producers to start:\n${launcher.output()}`);
+    await new Promise((r) => setTimeout(r, 600));
+    const started = Date.now();
+    const exited = new Promise<number | null>((resolve) => launcher.child.on("exit", (code) => resolve(code)));
+    launcher.child.kill("SIGTERM");
+    expect(await exited, launcher.output()).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(launcher.output()).toMatch(/PostgreSQL stopped[\s\S]*Stopped\./);
+  });
+
   it("refuses to start with bad configuration and names the variable", async () => {
     const launcher = startLauncher({ DATABASE_URL: databaseUrl, PORT: "not-a-port", NODE_ENV: "test" });
     const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));

@@ -64,7 +64,7 @@ export const CONSENSUS_ENDPOINTS: Record<ConsensusMethod, EndpointSpec> = {
     title: "Transaction search",
     description: "Transactions whose events match a query, such as transfer.sender = 'bbn1…'.",
     cu: 40,
-    params: [{ name: "query", type: "query", required: true, description: "Query, for example tx.height = 5 or message.action = 'send'." }, prove, ...paging("asc")],
+    params: [{ name: "query", type: "query", required: true, description: "Query, for example tx.height = 5 AND message.action = 'send'." }, prove, ...paging("asc")],
   },
   tx: {
     method: "tx",

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { db } from "@/lib/db/client";
 import type { Network } from "@/lib/networks";
 import { merkleRoot, sha256, toHex, utf8 } from "../crypto";
@@ -45,7 +46,8 @@ export interface ProducerHandle {
 export function startDevnetProducer(network: Network, opts: { databaseUrl: string; blockTimeMs: number; log: (m: string) => void }): ProducerHandle {
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+  // Aborted by stop(): a pending wait ends at once instead of hanging the shutdown.
+  const abort = new AbortController();
   let running: Promise<void> = Promise.resolve();
   const lock = new IndexWriterLock(opts.databaseUrl, network.slug);
 
@@ -85,17 +87,15 @@ export function startDevnetProducer(network: Network, opts: { databaseUrl: strin
   };
 
   function sleep(ms: number, cancelled: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      if (cancelled()) return resolve();
-      timer = setTimeout(resolve, ms);
-    });
+    if (cancelled()) return Promise.resolve();
+    return delay(ms, undefined, { signal: abort.signal }).catch(() => undefined);
   }
 
   running = loop();
   return {
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      abort.abort();
       await running.catch(() => undefined);
       await lock.release();
     },

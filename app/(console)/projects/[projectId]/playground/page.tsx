@@ -1,41 +1,46 @@
 import type { Metadata } from "next";
-import { projectAccess } from "@/components/console/project-access";
-import { FAMILY_ORDER, FAMILY_TITLES } from "@/components/endpoints/types";
-import { EmptyState, PageHeader } from "@/components/ui/page-header";
+import { projectAccess, publicOrigin } from "@/components/console/project-access";
+import { ConsensusPlayground } from "@/components/playground/consensus-playground";
+import { InterfaceTabs } from "@/components/playground/interface-tabs";
+import type { PlaygroundNetwork } from "@/components/playground/types";
+import { PageHeader } from "@/components/ui/page-header";
+import { isConsensusMethod, type ConsensusMethod } from "@/lib/consensus/catalog";
 import { networks } from "@/lib/networks";
 
 export const metadata: Metadata = { title: "Playground" };
 
-export default async function PlaygroundPage({ params }: { params: Promise<{ projectId: string }> }) {
+type Search = { network?: string | string[]; method?: string | string[] };
+
+export default async function PlaygroundPage({ params, searchParams }: { params: Promise<{ projectId: string }>; searchParams: Promise<Search> }) {
   const { projectId } = await params;
   if (!(await projectAccess(projectId))) return null;
-  const catalog = networks();
+  const search = await searchParams;
+
+  const consensus: PlaygroundNetwork[] = networks()
+    .filter((n) => n.family === "consensus")
+    .map((n) => ({ slug: n.slug, displayName: n.displayName, chainId: String(n.activeChainId), source: n.source.kind }));
+  const wanted = { network: [search.network].flat()[0], method: [search.method].flat()[0] };
+  const initialNetwork = consensus.find((n) => n.slug === wanted.network)?.slug ?? consensus[0]?.slug;
+  // status needs no parameters and answers before the chain has data: a good first request.
+  const initialMethod: ConsensusMethod = wanted.method && isConsensusMethod(wanted.method) ? wanted.method : "status";
+
   return (
     <div className="space-y-8">
-      <PageHeader title="Playground" description="Send requests to any endpoint from the browser and inspect the answers." />
-      <EmptyState
-        title="The playground is on its way"
-        icon={
-          <svg aria-hidden="true" viewBox="0 0 20 20" className="size-5" fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" strokeLinejoin="round">
-            <path d="m7 7-3 3 3 3M13 7l3 3-3 3M11 5l-2 10" />
-          </svg>
-        }
-      >
-        <p>Until it arrives, the Overview has a ready-to-paste curl example for your key. These endpoint families are coming:</p>
-        <ul className="mt-4 space-y-2 text-left">
-          {FAMILY_ORDER.map((family) => {
-            const count = catalog.filter((n) => n.family === family).length;
-            return (
-              <li key={family} className="flex items-center justify-between gap-6 rounded-md border border-line bg-canvas px-3 py-2">
-                <span className="font-medium text-fg">{FAMILY_TITLES[family].title}</span>
-                <span className="text-xs whitespace-nowrap">
-                  {count} network{count === 1 ? "" : "s"}
-                </span>
-              </li>
-            );
-          })}
-        </ul>
-      </EmptyState>
+      <PageHeader title="Playground" description="Send requests to the public endpoints from the browser with this project's key, and inspect the answers." />
+      <InterfaceTabs
+        label="Interface"
+        tabs={[
+          {
+            id: "consensus",
+            label: "Consensus (CometBFT RPC)",
+            panel: initialNetwork ? (
+              <ConsensusPlayground projectId={projectId} origin={publicOrigin()} networks={consensus} initialNetwork={initialNetwork} initialMethod={initialMethod} />
+            ) : undefined,
+          },
+          // The EVM node methods join here as a second panel.
+          { id: "evm", label: "EVM JSON-RPC", note: "Coming soon" },
+        ]}
+      />
     </div>
   );
 }
