@@ -103,8 +103,10 @@ export function buildCatalog(source: Record<string, string | undefined> = proces
       .split(",")
       .map((u) => u.trim())
       .filter(Boolean);
+    // The EVM gateway forwards over HTTP; a consensus follower also takes a ws(s) URL.
+    const schemes = d.family === "evm" ? /^https?:\/\//i : /^(https?|wss?):\/\//i;
     for (const url of urls) {
-      if (!/^(https?|wss?):\/\//.test(url)) throw new Error(`${variable}: "${url}" is not an http(s) or ws(s) URL`);
+      if (!schemes.test(url)) throw new Error(`${variable}: "${url}" is not an ${d.family === "evm" ? "http(s)" : "http(s) or ws(s)"} URL`);
     }
     const upstream = urls.length > 0;
     return {

@@ -39,7 +39,8 @@ export async function poolFor(network: Network): Promise<UpstreamPool> {
   const b = backends();
   if (network.source.kind === "upstream") {
     let pool = b.pools.get(network.slug);
-    if (!pool) {
+    // Rebuilt when the catalog points the network at other URLs.
+    if (!pool || pool.urls.join(",") !== network.source.urls.join(",")) {
       pool = new UpstreamPool(network.source.urls, (m) => b.log(`[evm] ${network.slug}: ${m}`));
       b.pools.set(network.slug, pool);
     }

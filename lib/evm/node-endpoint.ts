@@ -54,7 +54,8 @@ function prepare(ctx: GatewayContext, item: unknown, slot: number): RpcResponse 
   const method = req.method;
   const refused = refusal(method, ctx.principal.plan);
   if (refused) {
-    ctx.meter(method.slice(0, 64), 0, true);
+    // Refused names are counted under one label: callers must not be able to create usage rows at will.
+    ctx.meter(Object.hasOwn(EVM_METHODS, method) ? method : "unsupported", 0, true);
     return rpcError(id, -32601, refused);
   }
   const info = EVM_METHODS[method]!;

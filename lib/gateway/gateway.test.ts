@@ -186,7 +186,7 @@ describe("metering", () => {
     expect(chainId.reduce((s, r) => s + r.requests, 0)).toBe(n);
     expect(chainId.reduce((s, r) => s + Number(r.cu), 0)).toBe(n * 5);
     expect(chainId.every((r) => r.network === "ethereum-mainnet" && r.minute.getUTCSeconds() === 0)).toBe(true);
-    const refused = rows.find((r) => r.endpoint === "admin_peers");
+    const refused = rows.find((r) => r.endpoint === "unsupported"); // refused names share one label
     expect(refused).toMatchObject({ requests: 1, errors: 1 });
     expect(Number(refused?.cu)).toBe(0);
   });

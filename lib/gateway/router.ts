@@ -218,8 +218,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     try {
       response = await match.endpoint.handle(ctx);
     } catch (e) {
-      // Failures after authentication count as requests (errors are free of CU).
-      if (!ctx.metered) ctx.meter(segments.at(-1) ?? prefix, 0, true);
+      // Failures after authentication count as requests (errors are free of CU). Never label them
+      // with a path segment: on /node/<network>/<API_KEY> that would be the key.
+      if (!ctx.metered) ctx.meter("rejected", 0, true);
       throw e;
     }
     send(res, ctx.requestId, response);

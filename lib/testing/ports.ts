@@ -12,3 +12,21 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * A free port below the kernel's ephemeral range (32768 and up on Linux), for a server a test will
+ * kill and expect to stay dead: no ephemeral `listen(0)` of a parallel test can take it over.
+ */
+export async function freeLowPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const ok = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.unref();
+      srv.once("error", () => resolve(false));
+      srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+    });
+    if (ok) return port;
+  }
+  throw new Error("no free port found below the ephemeral range");
+}

@@ -1,0 +1,588 @@
+// The EVM JSON-RPC node endpoint end to end: the gateway in front of real anvil processes (devnets
+// through the supervisor, bare anvils as upstreams), called with viem and with raw JSON-RPC.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, http, keccak256, parseAbiItem, parseGwei, type Address, type Hex, type PublicClient } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { db } from "@/lib/db/client";
+import { configureNetworks, networkBySlug } from "@/lib/networks";
+import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { BlockgateToken, DEVNET_CONTRACTS } from "./devnet/contracts";
+import type { TrafficGenerator } from "./devnet/traffic";
+import { EVM_METHODS } from "./methods";
+import { MAX_BATCH } from "./node-endpoint";
+import { rpcDirect, spawnAnvil, startRecordingProxy, startTestDevnets, type BareAnvil, type TestDevnets } from "./testing";
+
+const NET = "ethereum-mainnet";
+const BLOCK_TIME_S = 1;
+const SUPPLY = BigInt(DEVNET_CONTRACTS.token.totalSupply);
+const TransferEvent = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
+
+type RpcError = { code: number; message: string; data?: unknown };
+type Answer = { jsonrpc: "2.0"; id: unknown; result?: unknown; error?: RpcError };
+
+let gw: TestGateway;
+let devnets: TestDevnets;
+let traffic: TrafficGenerator;
+let enterprise: Awaited<ReturnType<typeof createTestProject>>;
+let free: Awaited<ReturnType<typeof createTestProject>>;
+/** anvil itself, bypassing the gateway: the reference every answer is compared with. */
+let direct: PublicClient;
+let directUrl: string;
+
+/** The environment without upstreams: every EVM network on its devnet unless a test says otherwise. */
+const BASE_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("UPSTREAM_")));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const req = (id: unknown, method: string, params?: unknown) => ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(gw.url + path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: JSON.parse(text) as unknown };
+}
+
+/** POSTs JSON-RPC to /node/<slug> with the key in the header; returns the JSON-RPC answer(s). */
+async function node<T = Answer>(body: unknown, opts: { key?: string; slug?: string } = {}): Promise<T> {
+  const r = await post(`/node/${opts.slug ?? NET}`, body, { "X-API-KEY": opts.key ?? enterprise.apiKey });
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  return r.json as T;
+}
+
+async function result<T = unknown>(method: string, params: unknown[] = [], opts: { key?: string; slug?: string } = {}): Promise<T> {
+  const a = await node(req(1, method, params), opts);
+  expect(a.error, `${method}: ${JSON.stringify(a.error)}`).toBeUndefined();
+  return a.result as T;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A fresh account with `wei` on the node at `url` (set straight on anvil), and a signer for it. */
+async function fundedAccount(url: string, wei = 10n ** 18n) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  expect((await rpcDirect(url, "anvil_setBalance", [account.address, `0x${wei.toString(16)}`])).error).toBeUndefined();
+  return account;
+}
+
+function transferTx(chainId: number, nonce = 0) {
+  return { chainId, nonce, to: "0x000000000000000000000000000000000000dEaD" as Address, value: 1000n, gas: 21_000n, maxFeePerGas: parseGwei("100"), maxPriorityFeePerGas: parseGwei("1"), type: "eip1559" as const };
+}
+
+beforeAll(async () => {
+  configureNetworks(BASE_ENV);
+  gw = await startTestGateway();
+  devnets = await startTestDevnets({ blockTimeSec: BLOCK_TIME_S, trafficIntervalMs: 400 });
+  // Unlimited throughput for everything but the metering test, which uses its own free project.
+  enterprise = await createTestProject("EVM", "ENTERPRISE");
+  free = await createTestProject("EVM free");
+  directUrl = await devnets.nodeUrl(NET);
+  direct = createPublicClient({ transport: http(directUrl, { retryCount: 0 }) });
+  traffic = await devnets.traffic(NET);
+}, 90_000);
+
+afterAll(async () => {
+  configureNetworks(process.env);
+  await devnets?.stop();
+  await gw?.stop();
+});
+
+describe("viem against the node endpoint", () => {
+  const clients = () => ({
+    header: createPublicClient({ transport: http(`${gw.url}/node/${NET}`, { fetchOptions: { headers: { "X-API-KEY": enterprise.apiKey } }, retryCount: 0 }) }),
+    path: createPublicClient({ transport: http(`${gw.url}/node/${NET}/${enterprise.apiKey}`, { retryCount: 0 }) }),
+  });
+
+  it("reads chain id, blocks, balances and contract state in header and path form", async () => {
+    const network = networkBySlug(NET)!;
+    expect(network.source.kind).toBe("devnet");
+    for (const [form, client] of Object.entries(clients())) {
+      const chainId = await client.getChainId();
+      expect(chainId, form).toBe(network.devnetChainId);
+      expect(chainId, form).not.toBe(network.chainId); // never the real chain's id
+
+      const height = await client.getBlockNumber({ cacheTime: 0 });
+      expect(height, form).toBeGreaterThan(0n);
+      const block = await client.getBlock({ blockNumber: height });
+      expect(block, form).toEqual(await direct.getBlock({ blockNumber: height }));
+      expect(block.number, form).toBe(height);
+
+      const holder = traffic.holders[1]!;
+      const balance = await client.getBalance({ address: holder, blockNumber: height });
+      expect(balance, form).toBeGreaterThan(0n);
+      expect(balance, form).toBe(await direct.getBalance({ address: holder, blockNumber: height }));
+
+      const read = (c: PublicClient, functionName: "totalSupply" | "balanceOf") =>
+        functionName === "totalSupply"
+          ? c.readContract({ address: traffic.token, abi: BlockgateToken.abi, functionName, blockNumber: height })
+          : c.readContract({ address: traffic.token, abi: BlockgateToken.abi, functionName, args: [holder], blockNumber: height });
+      expect(await read(client as PublicClient, "totalSupply"), form).toBe(SUPPLY);
+      const tokens = await read(client as PublicClient, "balanceOf");
+      expect(tokens, form).toBeGreaterThan(0n);
+      expect(tokens, form).toBe(await read(direct, "balanceOf"));
+    }
+  });
+
+  it("returns the token's Transfer logs once the traffic generator made some", async () => {
+    const { header, path } = clients();
+    // The mint and one grant per holder come first; wait for transfers the traffic loop sends.
+    const initial = 1 + traffic.holders.length - 1;
+    const logs = await waitFor("transfers between holders", async () => {
+      const l = await header.getLogs({ address: traffic.token, event: TransferEvent, fromBlock: 0n, toBlock: "latest" });
+      return l.length > initial + 2 && l;
+    });
+    const last = logs.at(-1)!.blockNumber;
+    const range = { address: traffic.token, event: TransferEvent, fromBlock: 0n, toBlock: last } as const;
+    const expected = await direct.getLogs(range);
+    expect(await header.getLogs(range)).toEqual(expected);
+    expect(await path.getLogs(range)).toEqual(expected);
+    expect(expected[0]!.args).toEqual({ from: "0x0000000000000000000000000000000000000000", to: traffic.holders[0], value: SUPPLY });
+    for (const log of expected.slice(initial)) {
+      expect(traffic.holders).toContain(log.args.from);
+      expect(traffic.holders).toContain(log.args.to);
+      expect(log.args.value).toBeGreaterThan(0n);
+    }
+  });
+
+  it("answers a batch transport's calls, sent as one JSON-RPC batch", async () => {
+    for (const [form, url, headers] of [
+      ["header", `${gw.url}/node/${NET}`, { "X-API-KEY": enterprise.apiKey }],
+      ["path", `${gw.url}/node/${NET}/${enterprise.apiKey}`, {}],
+    ] as const) {
+      const bodies: unknown[] = [];
+      const client = createPublicClient({
+        transport: http(url, { batch: true, retryCount: 0, fetchOptions: { headers }, onFetchRequest: (_r, init) => void bodies.push(JSON.parse(String(init.body))) }),
+      });
+      const holder = traffic.holders[2]!;
+      const height = await direct.getBlockNumber({ cacheTime: 0 });
+      bodies.length = 0;
+      const [chainId, blockNumber, balance, supply, block, nonce] = await Promise.all([
+        client.getChainId(),
+        client.getBlockNumber({ cacheTime: 0 }),
+        client.getBalance({ address: holder, blockNumber: height }),
+        client.readContract({ address: traffic.token, abi: BlockgateToken.abi, functionName: "totalSupply" }),
+        client.getBlock({ blockNumber: height }),
+        client.getTransactionCount({ address: holder, blockNumber: height }),
+      ]);
+      expect(bodies, form).toHaveLength(1);
+      expect(bodies[0], form).toHaveLength(6);
+      expect(chainId, form).toBe(990001);
+      expect(blockNumber, form).toBeGreaterThanOrEqual(height);
+      expect(balance, form).toBe(await direct.getBalance({ address: holder, blockNumber: height }));
+      expect(supply, form).toBe(SUPPLY);
+      expect(block.hash, form).toBe((await direct.getBlock({ blockNumber: height })).hash);
+      expect(nonce, form).toBe(await direct.getTransactionCount({ address: holder, blockNumber: height }));
+    }
+  });
+
+  it("sends a locally signed transaction with eth_sendRawTransaction; one signed for the real chain is rejected", async () => {
+    const account = await fundedAccount(directUrl);
+    const signed = await account.signTransaction(transferTx(990001));
+    const hash = await result<Hex>("eth_sendRawTransaction", [signed]);
+    expect(hash).toBe(keccak256(signed));
+    const receipt = await waitFor("the receipt", () => result<{ status: string } | null>("eth_getTransactionReceipt", [hash]).then((r) => r ?? undefined));
+    expect(receipt.status).toBe("0x1");
+    // Replay protection: a transaction signed for Ethereum Mainnet (chain id 1) is not accepted.
+    const replay = await node(req(2, "eth_sendRawTransaction", [await account.signTransaction(transferTx(1, 1))]));
+    expect(replay.id).toBe(2);
+    expect(replay.error).toEqual({ code: -32003, message: expect.stringContaining("chain id") }); // anvil's answer, passed through
+    expect(replay.result).toBeUndefined();
+  });
+});
+
+describe("raw JSON-RPC", () => {
+  it("answers a batch in order, a bad item in the middle an error with its id", async () => {
+    const answers = await node<Answer[]>([
+      req(1, "eth_chainId", []),
+      req(2, "eth_getBlockByNumber", ["0x1", false]),
+      { jsonrpc: "1.0", id: "bad", method: "eth_chainId" },
+      42,
+      req(3, "eth_getBalance", [traffic.holders[0], "latest"]),
+      req(4, "net_version"),
+    ]);
+    expect(answers).toHaveLength(6);
+    expect(answers.map((a) => a.id)).toEqual([1, 2, "bad", null, 3, 4]);
+    expect(answers[0]).toEqual({ jsonrpc: "2.0", id: 1, result: "0xf1b31" });
+    expect(answers[1]!.result).toMatchObject({ number: "0x1" });
+    expect(answers[2]).toEqual({ jsonrpc: "2.0", id: "bad", error: { code: -32600, message: expect.stringContaining("jsonrpc") } });
+    expect(answers[3]).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.any(String) } });
+    expect(answers[4]!.result).toMatch(/^0x[0-9a-f]+$/);
+    expect(answers[5]).toEqual({ jsonrpc: "2.0", id: 4, result: "990001" });
+  });
+
+  it("echoes ids of every valid type unchanged, for local, cached and forwarded methods", async () => {
+    const ids = ["abc", "", "1", 0, -5, 1.5, Number.MAX_SAFE_INTEGER, 1e300, null];
+    for (const method of ["eth_chainId", "eth_blockNumber", "eth_getBalance"]) {
+      const params = method === "eth_getBalance" ? [traffic.holders[0], "latest"] : [];
+      const batch = await node<Answer[]>(ids.map((id) => req(id, method, params)));
+      expect(batch.map((a) => a.id), method).toEqual(ids);
+      expect(batch.every((a) => a.error === undefined && typeof a.result === "string"), method).toBe(true);
+      for (const id of ids) expect((await node(req(id, method, params))).id, `${method} ${String(id)}`).toEqual(id);
+    }
+    // A request without an id (a notification) is answered with id null.
+    expect(await node({ jsonrpc: "2.0", method: "eth_chainId" })).toEqual({ jsonrpc: "2.0", id: null, result: "0xf1b31" });
+  });
+
+  it("keeps answers apart when a batch repeats an id", async () => {
+    const answers = await node<Answer[]>([
+      req(5, "eth_getBlockByNumber", ["0x1", false]),
+      req(5, "eth_getBlockByNumber", ["0x2", false]),
+      req(5, "eth_chainId"),
+      req(5, "eth_getBlockByNumber", ["0x3", false]),
+    ]);
+    expect(answers.map((a) => a.id)).toEqual([5, 5, 5, 5]);
+    expect(answers.map((a) => (a.result as { number?: string }).number ?? a.result)).toEqual(["0x1", "0x2", "0xf1b31", "0x3"]);
+  });
+
+  it("refuses an empty batch, more than 100 items, invalid JSON and what is not a JSON-RPC request", async () => {
+    expect(await node("[]")).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringContaining("empty") } });
+    const full = await node<Answer[]>(Array.from({ length: MAX_BATCH }, (_, i) => req(i, "eth_chainId")));
+    expect(full).toHaveLength(100);
+    expect(await node(Array.from({ length: MAX_BATCH + 1 }, (_, i) => req(i, "eth_chainId")))).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: expect.stringContaining("100") },
+    });
+    for (const body of ["{not json", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"', "", "\u0000"]) {
+      expect(await node(body), body).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringContaining("JSON") } });
+    }
+    const notRequests: Array<[unknown, unknown]> = [
+      [{ foo: 1 }, null],
+      [42, null],
+      ['"eth_chainId"', null],
+      [null, null],
+      [{ jsonrpc: "2.0", id: 1 }, 1],
+      [{ jsonrpc: "2.0", id: 2, method: "" }, 2],
+      [{ jsonrpc: "2.0", id: 3, method: 7 }, 3],
+      [{ id: 4, method: "eth_chainId" }, 4],
+      [{ jsonrpc: "2.0", id: 5, method: "eth_chainId", params: "x" }, 5],
+      [{ jsonrpc: "2.0", id: { a: 1 }, method: "eth_chainId" }, null],
+      [{ jsonrpc: "2.0", id: [1], method: "eth_chainId" }, null],
+    ];
+    for (const [body, id] of notRequests) {
+      expect(await node(body), JSON.stringify(body)).toEqual({ jsonrpc: "2.0", id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request/) } });
+    }
+  });
+
+  it("refuses unknown methods, node administration and devnet control with -32601", async () => {
+    const probe = await fundedAccount(directUrl, 0n);
+    const refused = [
+      "eth_notAMethod",
+      "foo",
+      "admin_peers",
+      "admin_addPeer",
+      "anvil_setBalance",
+      "anvil_mine",
+      "evm_mine",
+      "evm_snapshot",
+      "personal_listAccounts",
+      "personal_unlockAccount",
+      "debug_getRawBlock",
+      "miner_stop",
+      "txpool_content",
+      "hardhat_setBalance",
+      "eth_subscribe",
+    ];
+    const answers = await node<Answer[]>(refused.map((m, i) => req(i, m, m.endsWith("setBalance") ? [probe.address, "0xffff"] : [])));
+    answers.forEach((a, i) => {
+      expect(a, refused[i]).toEqual({ jsonrpc: "2.0", id: i, error: { code: -32601, message: expect.stringContaining(refused[i]!) } });
+      expect(a.error!.message, refused[i]).toMatch(/not available|WebSocket/);
+    });
+    // Nothing reached the node: the balance anvil_setBalance would have set is still 0.
+    expect(await direct.getBalance({ address: probe.address })).toBe(0n);
+  });
+
+  it("refuses eth_sendTransaction and signing methods with advice to use eth_sendRawTransaction", async () => {
+    // anvil would send it from its unlocked account: the gateway must not forward it.
+    const from = traffic.holders[3]!;
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    for (const method of ["eth_sendTransaction", "eth_sign", "eth_signTransaction", "eth_signTypedData_v4"]) {
+      const a = await node(req(7, method, [{ from, to, value: "0x1" }]));
+      expect(a, method).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: expect.stringContaining("eth_sendRawTransaction") } });
+    }
+    expect(await direct.getBalance({ address: to, blockTag: "pending" })).toBe(0n);
+  });
+
+  it("serves debug_traceTransaction on Enterprise and refuses it on the free plan", async () => {
+    const [log] = await direct.getLogs({ address: traffic.token, event: TransferEvent, fromBlock: 0n, toBlock: "latest" });
+    const hash = log!.transactionHash;
+    const trace = await result<{ failed: boolean; gas: number }>("debug_traceTransaction", [hash]);
+    expect(trace.failed).toBe(false);
+    expect(trace.gas).toBeGreaterThan(21_000);
+    const refused = await node(req(1, "debug_traceTransaction", [hash]), { key: free.apiKey });
+    expect(refused).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: expect.stringContaining("plan") } });
+  });
+
+  it("refuses a body over 1 MB with HTTP 413 CONTENTS_TOO_LARGE in header and path form", async () => {
+    const big = JSON.stringify(req(1, "eth_call", [{ to: traffic.token, data: "0x" + "00".repeat(600 * 1024) }, "latest"]));
+    expect(big.length).toBeGreaterThan(1024 * 1024);
+    for (const r of [await post(`/node/${NET}`, big, { "X-API-KEY": enterprise.apiKey }), await post(`/node/${NET}/${enterprise.apiKey}`, big)]) {
+      expect(r.status).toBe(413);
+      expect(r.json).toEqual({ code: "CONTENTS_TOO_LARGE", message: expect.any(String) });
+    }
+    // Just under the limit is served.
+    const under = req(1, "eth_call", [{ to: traffic.token, data: "0x18160ddd" + "00".repeat(400 * 1024) }, "latest"]);
+    expect((await node(under)).id).toBe(1);
+  });
+
+  it("passes the node's JSON-RPC errors through as the node sent them", async () => {
+    const cases: Array<[string, unknown[]]> = [
+      ["eth_getBalance", ["0x1234", "latest"]],
+      ["eth_getBalance", [traffic.holders[0], "0xffffffffff"]],
+      ["eth_getBlockByNumber", ["not a block", false]],
+      // A reverting call: ERC20InsufficientBalance with its revert data.
+      ["eth_call", [{ from: "0x000000000000000000000000000000000000dEaD", to: traffic.token, data: "0xa9059cbb" + traffic.holders[0]!.slice(2).toLowerCase().padStart(64, "0") + "1".padStart(64, "0") }, "latest"]],
+    ];
+    for (const [method, params] of cases) {
+      const expected = await rpcDirect(directUrl, method, params);
+      expect(expected.error, method).toBeDefined();
+      const ours = await node(req("e", method, params));
+      expect(ours, `${method} ${JSON.stringify(params)}`).toEqual({ jsonrpc: "2.0", id: "e", error: expected.error });
+    }
+  });
+});
+
+describe("upstream failover", () => {
+  const CHAIN_ID = 80002; // polygon-amoy's real id: a network on upstreams answers with it
+  const SLUG = "polygon-amoy";
+  let a1: BareAnvil;
+  let a2: BareAnvil;
+  let a3: BareAnvil | undefined;
+  /** Accepts a request, reads it, then hangs up: a node that may have received it. */
+  let dropper: Server;
+  let dropped = 0;
+  const marker = privateKeyToAccount(generatePrivateKey()).address;
+
+  const amoy = (body: unknown, slug = SLUG) => node(body, { slug });
+  const markerBalance = async (slug = SLUG) => {
+    const a = await amoy(req("m", "eth_getBalance", [marker, "latest"]), slug);
+    expect(a.error, JSON.stringify(a.error)).toBeUndefined();
+    return BigInt(a.result as string);
+  };
+
+  beforeAll(async () => {
+    [a1, a2] = await Promise.all([spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 }), spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 })]);
+    // The same account holds 1 wei on the first node and 2 on the second: tells which one answered.
+    await rpcDirect(a1.url, "anvil_setBalance", [marker, "0x1"]);
+    await rpcDirect(a2.url, "anvil_setBalance", [marker, "0x2"]);
+    dropper = createServer((request) => {
+      request.resume();
+      request.on("end", () => {
+        dropped += 1;
+        request.socket.destroy();
+      });
+    });
+    await new Promise<void>((r) => dropper.listen(0, "127.0.0.1", r));
+    const dropperUrl = `http://127.0.0.1:${(dropper.address() as AddressInfo).port}`;
+    const catalog = configureNetworks({
+      ...BASE_ENV,
+      UPSTREAM_POLYGON_AMOY: `${a1.url}, ${a2.url}`,
+      UPSTREAM_KAIA_KAIROS: `${dropperUrl},${a2.url}`,
+      UPSTREAM_KAIA_MAINNET: `${dropperUrl},${a2.url}`,
+    });
+    expect(catalog.find((n) => n.slug === SLUG)?.source).toEqual({ kind: "upstream", urls: [a1.url, a2.url] });
+  }, 60_000);
+
+  afterAll(async () => {
+    configureNetworks(BASE_ENV);
+    await Promise.all([a1?.stop("SIGKILL"), a2?.stop("SIGKILL"), a3?.stop("SIGKILL")]);
+    await new Promise<void>((resolve) => {
+      if (!dropper) return resolve();
+      dropper.close(() => resolve());
+      dropper.closeAllConnections();
+    });
+  });
+
+  it("serves from the first upstream while it is up", async () => {
+    expect(await result("eth_chainId", [], { slug: SLUG })).toBe("0x13882");
+    expect(await markerBalance()).toBe(1n);
+    const batch = await amoy([req(1, "eth_blockNumber"), req(2, "eth_getBalance", [marker, "latest"]), req(3, "net_version")]);
+    expect(batch).toEqual([
+      { jsonrpc: "2.0", id: 1, result: expect.stringMatching(/^0x/) },
+      { jsonrpc: "2.0", id: 2, result: "0x1" },
+      { jsonrpc: "2.0", id: 3, result: "80002" },
+    ]);
+  });
+
+  it("retries a read on the next upstream after a node hung up, but never a write that may have reached one", async () => {
+    // Reads (kaia-mainnet): the dropper takes the request and hangs up; the second node answers.
+    expect(await markerBalance("kaia-mainnet")).toBe(2n);
+    expect(dropped).toBe(1);
+    // Writes (kaia-kairos): not sent again once a node may have received them.
+    const account = await fundedAccount(a2.url);
+    const signed = await account.signTransaction(transferTx(CHAIN_ID));
+    const write = await amoy(req(9, "eth_sendRawTransaction", [signed]), "kaia-kairos");
+    expect(write).toEqual({ jsonrpc: "2.0", id: 9, error: { code: -32603, message: expect.stringContaining("unreachable") } });
+    expect(dropped).toBe(2);
+    expect((await rpcDirect(a2.url, "eth_getTransactionByHash", [keccak256(signed)])).result).toBeNull();
+  });
+
+  it("fails over to the second upstream when the first dies, invisibly for reads and for writes that never left", async () => {
+    await a1.stop("SIGKILL");
+    await sleep(200); // let the HTTP client see its kept-alive connection closed
+    // First call after the crash: a write, which the first node (connection refused) never got.
+    const account = await fundedAccount(a2.url);
+    const signed = await account.signTransaction(transferTx(CHAIN_ID));
+    expect(await amoy(req(1, "eth_sendRawTransaction", [signed]))).toEqual({ jsonrpc: "2.0", id: 1, result: keccak256(signed) });
+    for (let i = 0; i < 5; i++) expect(await markerBalance()).toBe(2n);
+    const batch = await amoy([req("a", "eth_getBalance", [marker, "latest"]), req("b", "eth_chainId"), req("c", "eth_getTransactionCount", [account.address, "pending"])]);
+    expect(batch).toEqual([
+      { jsonrpc: "2.0", id: "a", result: "0x2" },
+      { jsonrpc: "2.0", id: "b", result: "0x13882" },
+      { jsonrpc: "2.0", id: "c", result: "0x1" },
+    ]);
+    // viem sees no error either.
+    const client = createPublicClient({ transport: http(`${gw.url}/node/${SLUG}/${enterprise.apiKey}`, { retryCount: 0 }) });
+    expect(await client.getBalance({ address: marker })).toBe(2n);
+    expect(await client.getChainId()).toBe(CHAIN_ID);
+  });
+
+  it("answers -32603 'upstream unreachable' when every upstream is down", async () => {
+    await a2.stop("SIGKILL");
+    const single = await amoy(req(3, "eth_getBalance", [marker, "latest"]));
+    expect(single).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } });
+    expect(single.error!.message).not.toContain("127.0.0.1"); // upstream URLs may hold secrets
+    const batch = await amoy([req(1, "eth_blockNumber"), req(2, "eth_chainId"), req(3, "eth_getBalance", [marker, "latest"])]);
+    expect(batch).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } },
+      { jsonrpc: "2.0", id: 2, result: "0x13882" }, // answered from the catalog
+      { jsonrpc: "2.0", id: 3, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } },
+    ]);
+  });
+
+  // The upstream pool follows a catalog rebuilt with other URLs (it used to keep the first ones).
+  it("follows the catalog when the network is pointed at other upstreams", async () => {
+    a3 = await spawnAnvil({ chainId: CHAIN_ID });
+    await amoy(req(1, "eth_blockNumber")); // the pool for the URLs configured above exists from here on
+    configureNetworks({ ...BASE_ENV, UPSTREAM_POLYGON_AMOY: a3.url });
+    expect(await markerBalance()).toBe(0n); // a3 never saw the marker
+  });
+});
+
+describe("metering", () => {
+  it("records the catalog's CU per method; errors cost nothing and count as errors", async () => {
+    const p = await createTestProject("EVM metering"); // free plan: 300 CU/s, all of this is < 300 CU
+    const key = { key: p.apiKey };
+    const holder = traffic.holders[0]!;
+    const height = `0x${(await direct.getBlockNumber({ cacheTime: 0 })).toString(16)}`;
+    const calls: Array<{ body: unknown; ok: Record<string, number>; failed: Record<string, number> }> = [
+      { body: req(1, "eth_chainId"), ok: { eth_chainId: 1 }, failed: {} },
+      { body: req(2, "net_version"), ok: { net_version: 1 }, failed: {} },
+      { body: req(3, "eth_blockNumber"), ok: { eth_blockNumber: 1 }, failed: {} },
+      { body: req(4, "eth_blockNumber"), ok: { eth_blockNumber: 1 }, failed: {} }, // from the head cache: same price
+      { body: req(5, "eth_getBalance", [holder, "latest"]), ok: { eth_getBalance: 1 }, failed: {} },
+      { body: req(6, "eth_call", [{ to: traffic.token, data: "0x18160ddd" }, "latest"]), ok: { eth_call: 1 }, failed: {} },
+      { body: req(7, "eth_getBlockByNumber", [height, false]), ok: { eth_getBlockByNumber: 1 }, failed: {} },
+      { body: req(8, "eth_getLogs", [{ address: traffic.token, fromBlock: height, toBlock: height }]), ok: { eth_getLogs: 1 }, failed: {} },
+      {
+        body: [req(9, "eth_chainId"), req(10, "eth_getTransactionCount", [holder, "latest"]), req(11, "anvil_mine"), req(12, "eth_getBalance", ["0x12", "latest"]), { jsonrpc: "2.0" }],
+        ok: { eth_chainId: 1, eth_getTransactionCount: 1 },
+        failed: { unsupported: 1, eth_getBalance: 1, invalid: 1 },
+      },
+      { body: req(13, "debug_traceTransaction", ["0x" + "00".repeat(32)]), ok: {}, failed: { debug_traceTransaction: 1 } },
+      { body: "{oops", ok: {}, failed: { invalid: 1 } },
+      { body: "[]", ok: {}, failed: { invalid: 1 } },
+    ];
+    for (const c of calls) {
+      const answers = await node<Answer | Answer[]>(c.body, key);
+      const list = Array.isArray(answers) ? answers : [answers];
+      const okCount = Object.values(c.ok).reduce((s, n) => s + n, 0);
+      expect(list.filter((a) => a.error === undefined), JSON.stringify(list)).toHaveLength(okCount);
+      expect(list.some((a) => a.error?.code === -32005), "rate limited").toBe(false);
+    }
+    const expected = new Map<string, { requests: number; errors: number; cu: number }>();
+    for (const c of calls) {
+      for (const [m, n] of Object.entries(c.ok)) {
+        const e = expected.get(m) ?? { requests: 0, errors: 0, cu: 0 };
+        expected.set(m, { requests: e.requests + n, errors: e.errors, cu: e.cu + n * EVM_METHODS[m]!.cu });
+      }
+      for (const [m, n] of Object.entries(c.failed)) {
+        const e = expected.get(m) ?? { requests: 0, errors: 0, cu: 0 };
+        expected.set(m, { requests: e.requests + n, errors: e.errors + n, cu: e.cu });
+      }
+    }
+    await gw.meter.flush();
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
+    expect(rows.every((r) => r.network === NET)).toBe(true);
+    const actual = new Map<string, { requests: number; errors: number; cu: number }>();
+    for (const r of rows) {
+      const a = actual.get(r.endpoint) ?? { requests: 0, errors: 0, cu: 0 };
+      actual.set(r.endpoint, { requests: a.requests + r.requests, errors: a.errors + r.errors, cu: a.cu + Number(r.cu) });
+    }
+    expect(Object.fromEntries(actual)).toEqual(Object.fromEntries(expected));
+    const total = [...expected.values()].reduce((s, e) => s + e.cu, 0);
+    expect(total).toBe(5 + 5 + 10 + 10 + 20 + 26 + 16 + 75 + 5 + 20);
+  });
+
+  // A failure before the handler metered anything must never be labelled with a path segment: on
+  // /node/<network>/<API_KEY> that segment is the key.
+  it("records a request refused before metering under a method name, never under the key it came with", async () => {
+    const p = await createTestProject("EVM metering 413");
+    const big = JSON.stringify(req(1, "eth_chainId", ["x".repeat(1024 * 1024)]));
+    expect((await post(`/node/${NET}/${p.apiKey}`, big)).status).toBe(413);
+    await gw.meter.flush();
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.errors).toBe(1);
+    expect(rows[0]!.endpoint).not.toBe(p.apiKey);
+  });
+});
+
+describe("head cache", () => {
+  const call = async (slug = NET) => BigInt(await result<string>("eth_blockNumber", [], { slug }));
+
+  it("answers eth_blockNumber from the head cache for a fraction of the block time, then advances", async () => {
+    await sleep(400); // any cached value has expired: the next call asks the node
+    const first = await call();
+    const returned = performance.now();
+    const seen: bigint[] = [];
+    while (performance.now() - returned < 50) seen.push(...(await Promise.all([call(), call()])));
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(seen)).toEqual(new Set([first]));
+    // The node moves on; the gateway follows within a fraction of the block time.
+    await waitFor("a new block on the node", async () => (await direct.getBlockNumber({ cacheTime: 0 })) > first, 5000, 20);
+    const minedSeen = performance.now();
+    const next = await waitFor("the next block through the gateway", async () => {
+      const n = await call();
+      return n > first && n;
+    }, 5000, 20);
+    expect(performance.now() - minedSeen).toBeLessThan((BLOCK_TIME_S * 1000) / 2);
+    expect(next).toBeGreaterThan(first);
+  });
+
+  it("asks the node once however many calls arrive while the value is fresh", async () => {
+    const proxy = await startRecordingProxy(directUrl);
+    try {
+      configureNetworks({ ...BASE_ENV, UPSTREAM_BASE_SEPOLIA: proxy.url });
+      const slug = "base-sepolia";
+      const first = await call(slug);
+      const returned = performance.now();
+      const inBatch = await node<Answer[]>([req(1, "eth_blockNumber"), req(2, "eth_blockNumber", [])], { slug });
+      expect(inBatch.map((a) => a.result)).toEqual([`0x${first.toString(16)}`, `0x${first.toString(16)}`]);
+      let calls = 3;
+      while (performance.now() - returned < 50) {
+        const batch = await Promise.all([call(slug), call(slug), call(slug)]);
+        expect(batch).toEqual([first, first, first]);
+        calls += 3;
+      }
+      expect(calls).toBeGreaterThan(3);
+      expect(proxy.methods.filter((m) => m === "eth_blockNumber")).toHaveLength(1);
+      await sleep(400); // longer than the cache keeps a value
+      await call(slug);
+      expect(proxy.methods.filter((m) => m === "eth_blockNumber")).toHaveLength(2);
+    } finally {
+      configureNetworks(BASE_ENV);
+      await proxy.close();
+    }
+  });
+});
