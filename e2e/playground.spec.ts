@@ -65,7 +65,7 @@ test("the playground runs every consensus endpoint, with examples from the devne
   await page.getByRole("link", { name: "Playground" }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/playground`));
   await expect(page.getByRole("tab", { name: "Consensus (CometBFT RPC)" })).toHaveAttribute("aria-selected", "true");
-  await expect(page.getByRole("tab", { name: /EVM JSON-RPC/ })).toHaveAttribute("aria-disabled", "true");
+  await expect(page.getByRole("tab", { name: /EVM JSON-RPC/ })).toHaveAttribute("aria-selected", "false");
 
   await page.getByLabel("Network", { exact: true }).selectOption(NETWORK);
   await expect(page.getByTestId("network-source")).toContainText("Devnet");

@@ -14,13 +14,14 @@ export interface InterfaceTab {
 }
 
 /**
- * One tab per public interface (consensus RPC now, EVM JSON-RPC next). Tabs follow the ARIA tabs
+ * One tab per public interface (consensus RPC, EVM JSON-RPC). Tabs follow the ARIA tabs
  * pattern: arrow keys, Home and End move between them; a coming-soon tab can be focused, so that
  * it is announced, but not selected.
  */
-export function InterfaceTabs({ tabs, label }: { tabs: InterfaceTab[]; label: string }) {
+export function InterfaceTabs({ tabs, label, initialTab }: { tabs: InterfaceTab[]; label: string; initialTab?: string }) {
   const base = useId();
-  const [selected, setSelected] = useState(() => tabs.find((t) => t.panel !== undefined)?.id);
+  // The requested tab when it has a panel, else the first tab that has one.
+  const [selected, setSelected] = useState(() => tabs.find((t) => t.id === initialTab && t.panel !== undefined)?.id ?? tabs.find((t) => t.panel !== undefined)?.id);
   const refs = useRef<Array<HTMLButtonElement | null>>([]);
   const current = tabs.find((t) => t.id === selected);
 

@@ -189,7 +189,7 @@ export function classify(status: number, body: unknown): Outcome {
 }
 
 /** CU charged: the catalog's cost for a result, 0 for any error (errors are free). */
-export function chargedCu(spec: EndpointSpec, outcome: Outcome): number {
+export function chargedCu(spec: Pick<EndpointSpec, "cu">, outcome: Outcome): number {
   return outcome.kind === "result" ? spec.cu : 0;
 }
 
@@ -234,14 +234,17 @@ export interface RawResponse {
 }
 
 /**
- * Calls a public endpoint path with a key. Throws an AbortError when aborted and a readable Error
- * when the network fails; any HTTP answer, error statuses included, resolves.
+ * Calls a public endpoint path with a key: a GET, or a POST of a JSON body when `body` is given.
+ * Throws an AbortError when aborted and a readable Error when the network fails; any HTTP answer,
+ * error statuses included, resolves.
  */
-export async function callEndpoint(path: string, key: string, signal: AbortSignal): Promise<RawResponse> {
+export async function callEndpoint(path: string, key: string, signal: AbortSignal, body?: string): Promise<RawResponse> {
   const started = performance.now();
+  const headers: Record<string, string> = { "X-API-KEY": key, Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   let res: Response;
   try {
-    res = await fetch(path, { headers: { "X-API-KEY": key, Accept: "application/json" }, cache: "no-store", credentials: "omit", signal });
+    res = await fetch(path, { method: body === undefined ? "GET" : "POST", headers, body, cache: "no-store", credentials: "omit", signal });
   } catch (e) {
     if (e instanceof DOMException && e.name === "AbortError") throw e;
     throw new Error("Could not reach the endpoint. Check your connection and try again.");

@@ -17,6 +17,8 @@ interface Sent {
   networkName: string;
   method: string;
   path: string;
+  /** The HTTP method shown before the path; GET when absent. */
+  httpMethod?: string;
 }
 
 export type Exchange =
@@ -181,7 +183,7 @@ export function ResponseView({ exchange, pending }: { exchange: Exchange | null;
         description={
           exchange ? (
             <code data-testid="response-path" className="break-all text-fg">
-              GET {exchange.path}
+              {exchange.httpMethod ?? "GET"} {exchange.path}
             </code>
           ) : (
             "Send a request to see the answer here."

@@ -213,7 +213,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     sendError(res, requestId, error);
   };
 
-  async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch, segments: string[], prefix: string) {
+  async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch) {
     let response: GatewayResponse;
     try {
       response = await match.endpoint.handle(ctx);
@@ -226,11 +226,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     send(res, ctx.requestId, response);
   }
 
-  function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, segments: string[], principal: KeyPrincipal) {
+  function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared);
     const quota = shared.quota.check(principal.projectId, principal.plan);
-    const done = quota ? quota.then(() => run(ctx, res, match, segments, mount.prefix)) : run(ctx, res, match, segments, mount.prefix);
+    const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
     done.catch((e: unknown) => fail(req, res, requestId, e));
   }
 
@@ -265,10 +265,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       const principal = resolveKey(keyFromRequest(req, match.pathKey), options.keyCacheTtlMs);
       if (principal instanceof Promise) {
         principal
-          .then((p) => authorized(req, res, requestId, mount, match, segments, p))
+          .then((p) => authorized(req, res, requestId, mount, match, p))
           .catch((e: unknown) => fail(req, res, requestId, e));
       } else {
-        authorized(req, res, requestId, mount, match, segments, principal);
+        authorized(req, res, requestId, mount, match, principal);
       }
     } catch (e) {
       fail(req, res, requestId, e);

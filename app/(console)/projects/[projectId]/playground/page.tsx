@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
 import { projectAccess, publicOrigin } from "@/components/console/project-access";
 import { ConsensusPlayground } from "@/components/playground/consensus-playground";
+import { EvmPlayground } from "@/components/playground/evm-playground";
+import { isEvmPlaygroundMethod, type EvmPlaygroundMethod, type EvmPlaygroundNetwork } from "@/components/playground/evm-request";
 import { InterfaceTabs } from "@/components/playground/interface-tabs";
 import type { PlaygroundNetwork } from "@/components/playground/types";
 import { PageHeader } from "@/components/ui/page-header";
@@ -24,11 +26,20 @@ export default async function PlaygroundPage({ params, searchParams }: { params:
   // status needs no parameters and answers before the chain has data: a good first request.
   const initialMethod: ConsensusMethod = wanted.method && isConsensusMethod(wanted.method) ? wanted.method : "status";
 
+  const evm: EvmPlaygroundNetwork[] = networks()
+    .filter((n) => n.family === "evm")
+    .map((n) => ({ slug: n.slug, displayName: n.displayName, chainId: String(n.activeChainId), currency: n.currency, source: n.source.kind }));
+  const evmWanted = evm.find((n) => n.slug === wanted.network)?.slug;
+  const evmNetwork = evmWanted ?? evm[0]?.slug;
+  // eth_blockNumber needs no parameters: a good first request.
+  const evmMethod: EvmPlaygroundMethod = wanted.method && isEvmPlaygroundMethod(wanted.method) ? wanted.method : "eth_blockNumber";
+
   return (
     <div className="space-y-8">
       <PageHeader title="Playground" description="Send requests to the public endpoints from the browser with this project's key, and inspect the answers." />
       <InterfaceTabs
         label="Interface"
+        initialTab={evmWanted ? "evm" : undefined}
         tabs={[
           {
             id: "consensus",
@@ -37,8 +48,11 @@ export default async function PlaygroundPage({ params, searchParams }: { params:
               <ConsensusPlayground projectId={projectId} origin={publicOrigin()} networks={consensus} initialNetwork={initialNetwork} initialMethod={initialMethod} />
             ) : undefined,
           },
-          // The EVM node methods join here as a second panel.
-          { id: "evm", label: "EVM JSON-RPC", note: "Coming soon" },
+          {
+            id: "evm",
+            label: "EVM JSON-RPC",
+            panel: evmNetwork ? <EvmPlayground projectId={projectId} origin={publicOrigin()} networks={evm} initialNetwork={evmNetwork} initialMethod={evmMethod} /> : undefined,
+          },
         ]}
       />
     </div>
