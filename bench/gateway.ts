@@ -6,8 +6,13 @@
  *       the network catalog, so this is the gateway's own path: key lookup through the
  *       verification cache, network check, rate limiter, JSON-RPC parse, metering.
  *   (b) bench/baseline-server.mjs: bare node:http, same constant response and header sizes.
+ *   (c) bench/baseline-server.mjs with BASELINE_MODE=jsonrpc: bare node:http doing what every
+ *       JSON-RPC server must (read the body, JSON.parse it, JSON.stringify an answer with the
+ *       request's id, per-request headers); no auth, limits or metering. Not a target: it
+ *       splits (a)'s cost into the JSON-RPC floor, (c) over (b), and the gateway's own, (a) over (c).
  *
- * Each path at each concurrency: warm-up (discarded), then a measured autocannon run.
+ * Each path at each concurrency, in the order (a), (b), (c): warm-up (discarded), then a
+ * measured autocannon run.
  * Targets: throughput (a)/(b) >= 0.7 at every concurrency; p50 added by (a) at c=1 < 0.3 ms.
  */
 import { randomBytes } from "node:crypto";
@@ -54,7 +59,7 @@ const USAGE = `Usage: npm run bench -- gateway [options]
   --duration S      measured seconds per run (default 10)
   --warmup S        warm-up seconds per run, discarded (default 2)
   --connections L   comma-separated concurrencies (default 1,32)
-  --cpu-prof        run both servers under node --cpu-prof and print where their CPU time goes
+  --cpu-prof        run the three servers under node --cpu-prof and print where their CPU time goes
                     per request under load (profiling slows them down: ${RESULTS_FILE} is not written)
   --max-wait S      before each run, wait up to S seconds (default 60; 0: don't) for other
                     processes on the machine to use less than ${QUIET_CORES} of a core
@@ -69,6 +74,11 @@ const NETWORK = "ethereum-mainnet";
 /** Headers node:http writes itself (the baseline gets the rest of (a)'s headers as they are). */
 const NODE_HTTP_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
 const RPC_BODY = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+
+/** (a) the gateway, (b) bare node:http with a constant answer, (c) bare node:http answering JSON-RPC. */
+type PathId = "a" | "b" | "c";
+const PATHS = ["a", "b", "c"] as const satisfies readonly PathId[];
+const LABEL: Record<PathId, string> = { a: "(a) gateway", b: "(b) bare node:http", c: "(c) bare JSON-RPC node:http" };
 
 interface Options {
   durationSec: number;
@@ -151,7 +161,7 @@ async function post(url: string, headers: Record<string, string>, body: string):
 }
 
 interface Row {
-  path: "a" | "b";
+  path: PathId;
   result: LoadResult;
   warmup: LoadResult | undefined;
   cpu: CpuUsage | undefined;
@@ -196,8 +206,8 @@ export async function gatewayBench(argv: string[]): Promise<number> {
 
   // 2. Path (a): the real server, public API only.
   const apiPort = await freePort();
-  const profileDirs = { a: path.join(work, "profile-a"), b: path.join(work, "profile-b") } as const;
-  const profileArgs = (p: "a" | "b") => (opts.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", profileDirs[p], "--cpu-prof-interval", "250"] : []);
+  const profileDirs: Record<PathId, string> = { a: path.join(work, "profile-a"), b: path.join(work, "profile-b"), c: path.join(work, "profile-c") };
+  const profileArgs = (p: PathId) => (opts.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", profileDirs[p], "--cpu-prof-interval", "250"] : []);
   // What `npm start` runs: bin/start.mjs compiles the server once with esbuild and runs it in this process.
   const apiArgs = [...profileArgs("a"), "bin/start.mjs", "--api-only"];
   const api = spawnNode("server (a)", apiArgs, {
@@ -212,6 +222,8 @@ export async function gatewayBench(argv: string[]): Promise<number> {
       APP_SECRET: appSecret,
       NEXTAUTH_SECRET: nextauthSecret,
       DATA_DIR: path.join(work, "data"),
+      // No devnet block production in the background: it is not the request path under test.
+      DEVNETS: "off",
     },
   });
   const apiUrl = `http://127.0.0.1:${apiPort}/node/${NETWORK}`;
@@ -243,22 +255,56 @@ export async function gatewayBench(argv: string[]): Promise<number> {
   if (Math.abs(sampleB.headerBytes - sampleA.headerBytes) > 8) {
     throw new Error(`(b) answers ${sampleB.headerBytes} B of headers, (a) ${sampleA.headerBytes} B: ${JSON.stringify(sampleA.headers)}`);
   }
-  log(`response: (a) ${sampleA.headerBytes} B of headers, (b) ${sampleB.headerBytes} B; body ${Buffer.byteLength(sampleA.body)} B: ${sampleA.body}`);
 
-  const apiPid = workerPid(api.pid);
-  const basePid = workerPid(base.pid);
-  const memBefore = { a: memoryOf(apiPid), b: memoryOf(basePid) };
+  // 4. Path (c): bare node:http answering JSON-RPC (parse, stringify, per-request headers).
+  const rpcPort = await freePort();
+  const rpc = spawnNode("bare JSON-RPC (c)", [...profileArgs("c"), "bench/baseline-server.mjs"], {
+    cwd: root,
+    echo: opts.verbose,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: "production",
+      HOST: "127.0.0.1",
+      PORT: String(rpcPort),
+      BASELINE_MODE: "jsonrpc",
+      BENCH_RESULT: parsed.result,
+      BENCH_HEADERS: JSON.stringify(sampleA.headers),
+    },
+  });
+  const rpcUrl = `http://127.0.0.1:${rpcPort}/node/${NETWORK}`;
+  await waitUntilReady(rpc, async () => (await post(rpcUrl, headers, RPC_BODY)).status === 200, 30_000);
+  const sampleC = await post(rpcUrl, headers, RPC_BODY);
+  if (sampleC.body !== sampleA.body) throw new Error(`(c) answers ${sampleC.body}, (a) answers ${sampleA.body}`);
+  if (Math.abs(sampleC.headerBytes - sampleA.headerBytes) > 8) {
+    throw new Error(`(c) answers ${sampleC.headerBytes} B of headers, (a) ${sampleA.headerBytes} B: ${JSON.stringify(sampleC.headers)}`);
+  }
+  const otherId = JSON.stringify({ jsonrpc: "2.0", id: "bench-7", method: "eth_chainId", params: [] });
+  const [idA, idC] = [await post(apiUrl, headers, otherId), await post(rpcUrl, headers, otherId)];
+  if (idC.body !== idA.body || idC.headers["x-request-id"] === sampleC.headers["x-request-id"]) {
+    throw new Error(`(c) does not answer like (a) with the request's id and a new X-Request-Id: (a) ${idA.body}, (c) ${idC.body} ${JSON.stringify(idC.headers)}`);
+  }
+  log(
+    `response: (a) ${sampleA.headerBytes} B of headers, (b) ${sampleB.headerBytes} B, (c) ${sampleC.headerBytes} B; ` +
+      `body ${Buffer.byteLength(sampleA.body)} B: ${sampleA.body}`,
+  );
 
-  // 4. Load: for each concurrency, (a) then (b), each with a discarded warm-up.
-  const targets = { a: apiUrl, b: baseUrl } as const;
+  const pids: Record<PathId, number> = { a: workerPid(api.pid), b: workerPid(base.pid), c: workerPid(rpc.pid) };
+  const memBefore = memoryOfAll(pids);
+
+  // 5. Load: for each concurrency, (a), (b) then (c), each with a discarded warm-up.
+  const targets: Record<PathId, string> = { a: apiUrl, b: baseUrl, c: rpcUrl };
   // The tsx wrapper (idle) and the node process running the server; one pid when they are the same.
-  const serverPids = { a: [...new Set([api.pid, apiPid])], b: [...new Set([base.pid, basePid])] } as const;
+  const serverPids: Record<PathId, number[]> = {
+    a: [...new Set([api.pid, pids.a])],
+    b: [...new Set([base.pid, pids.b])],
+    c: [...new Set([rpc.pid, pids.c])],
+  };
   const rows: Row[] = [];
   const attempts: Row[] = [];
   // For the profiles: when each server was under load, and how many requests it answered then.
-  const loaded = { a: { windows: [] as Array<[number, number]>, requests: 0 }, b: { windows: [] as Array<[number, number]>, requests: 0 } };
+  const loaded = Object.fromEntries(PATHS.map((p) => [p, { windows: [] as Array<[number, number]>, requests: 0 }])) as Loaded;
   for (const connections of opts.connections) {
-    for (const p of ["a", "b"] as const) {
+    for (const p of PATHS) {
       const load = async (durationSec: number) => {
         const from = monotonicUs();
         const r = await runLoad({ url: targets[p], method: "POST", headers, body: RPC_BODY, connections, durationSec });
@@ -295,20 +341,23 @@ export async function gatewayBench(argv: string[]): Promise<number> {
       rows.push(kept!);
     }
   }
-  const memAfter = { a: memoryOf(apiPid), b: memoryOf(basePid) };
+  const memAfter = memoryOfAll(pids);
+  // A server that died during the load (after its own rows) would go unnoticed otherwise.
+  const died = [api, base, rpc].filter((s) => s.exited());
 
   // The profile is written when the server exits.
   await api.stop();
   await base.stop();
+  await rpc.stop();
 
-  // 5. Report.
-  const failures = attempts.flatMap((r) =>
+  // 6. Report.
+  const failures = died.map((s) => `${s.name} exited during the load:\n${s.output()}`);
+  failures.push(...attempts.flatMap((r) =>
     [r.warmup && { ...r.warmup, phase: "warm-up" }, { ...r.result, phase: "measured" }]
       .filter((x): x is LoadResult & { phase: string } => !!x && (x.non2xx > 0 || x.errors > 0 || x.ok2xx === 0))
       .map((x) => `(${r.path}) c=${x.connections} ${x.phase}: ${x.non2xx} non-2xx, ${x.errors} errors (${x.timeouts} timeouts), status codes ${JSON.stringify(x.statusCodes)}`),
-  );
+  ));
 
-  const label = { a: "(a) gateway", b: "(b) bare node:http" } as const;
   /** Server CPU time per request in µs: "total (user + system)". */
   const perRequest = (row: Row) => {
     const { cpu, result } = row;
@@ -323,7 +372,7 @@ export async function gatewayBench(argv: string[]): Promise<number> {
     rows.map((row) => {
       const { path: p, result: r, cpu } = row;
       return [
-        label[p],
+        LABEL[p],
         String(r.connections),
         fmt.rps(r.rps),
         fmt.ms(r.latency.p50),
@@ -338,7 +387,7 @@ export async function gatewayBench(argv: string[]): Promise<number> {
     }),
   );
 
-  const find = (p: "a" | "b", c: number) => rows.find((r) => r.path === p && r.result.connections === c)?.result;
+  const find = (p: PathId, c: number) => rows.find((r) => r.path === p && r.result.connections === c)?.result;
   const verdicts: { target: string; measured: string; pass: boolean }[] = [];
   for (const c of [...opts.connections].sort((x, y) => y - x)) {
     const a = find("a", c);
@@ -347,19 +396,34 @@ export async function gatewayBench(argv: string[]): Promise<number> {
     const ratio = a.rps / b.rps;
     verdicts.push({ target: `throughput (a)/(b) at c=${c} ≥ ${TARGET_RATIO}`, measured: fmt.ratio(ratio), pass: ratio >= TARGET_RATIO });
   }
-  // Not a target: server CPU per request is barely affected by other load on the machine, so
-  // (b)/(a) estimates the throughput ratio of two servers that each had a core to themselves.
-  const cpuPerRequest = (p: "a" | "b", c: number) => {
+  // Not targets: how (a)'s cost splits into the JSON-RPC floor ((c) over (b)) and the gateway's
+  // own work ((a) over (c)). Server CPU per request is barely affected by other load on the
+  // machine, so its ratios estimate the throughput ratios of servers that each had a core.
+  const cpuPerRequest = (p: PathId, c: number) => {
     const row = rows.find((r) => r.path === p && r.result.connections === c);
     const cores = row?.cpu?.groups.server;
     return row?.cpu && cores !== undefined && row.result.requests > 0 ? (cores * row.cpu.wallSec) / row.result.requests : NaN;
   };
-  const info: string[] = [];
-  for (const c of [...opts.connections].sort((x, y) => y - x)) {
-    const ratio = cpuPerRequest("b", c) / cpuPerRequest("a", c);
-    if (Number.isFinite(ratio)) info.push(`c=${c}: ${fmt.ratio(ratio)}`);
-  }
-  const cpuRatio = info.length > 0 ? `Server CPU per request, (b)/(a) (not a target; the noise-resistant estimate of the throughput ratio with a core per server): ${info.join(", ")}.` : "";
+  const byC = [...opts.connections].sort((x, y) => y - x);
+  const rps = (p: PathId, c: number) => find(p, c)?.rps ?? NaN;
+  const p50 = (p: PathId, c: number) => find(p, c)?.latency.p50 ?? NaN;
+  const usAdded = (v: number) => (Number.isFinite(v) ? `${v >= 0 ? "+" : "−"}${Math.abs(v * 1e6).toFixed(0)}` : "n/a");
+  const msAdded = (v: number) => (Number.isFinite(v) ? `${v >= 0 ? "+" : "−"}${fmt.ms(Math.abs(v))}` : "n/a");
+  const infoRows: Array<[string, (c: number) => string]> = [
+    ["throughput (c)/(b): bare JSON-RPC vs constant answer, the floor any JSON-RPC gateway starts from", (c) => fmt.ratio(rps("c", c) / rps("b", c))],
+    ["throughput (a)/(c): the gateway vs bare JSON-RPC", (c) => fmt.ratio(rps("a", c) / rps("c", c))],
+    ["server CPU µs/req added by (c) over (b): reading, parsing and answering JSON-RPC", (c) => usAdded(cpuPerRequest("c", c) - cpuPerRequest("b", c))],
+    ["server CPU µs/req added by (a) over (c): the gateway's own cost (auth, limits, routing, metering)", (c) => usAdded(cpuPerRequest("a", c) - cpuPerRequest("c", c))],
+    ["server CPU per request (b)/(a): noise-resistant estimate of (a)/(b) throughput with a core per server", (c) => fmt.ratio(cpuPerRequest("b", c) / cpuPerRequest("a", c))],
+    ["server CPU per request (b)/(c): the same for (c)/(b)", (c) => fmt.ratio(cpuPerRequest("b", c) / cpuPerRequest("c", c))],
+    ["server CPU per request (c)/(a): the same for (a)/(c)", (c) => fmt.ratio(cpuPerRequest("c", c) / cpuPerRequest("a", c))],
+    ["p50 ms added by (c) over (b)", (c) => msAdded(p50("c", c) - p50("b", c))],
+    ["p50 ms added by (a) over (c)", (c) => msAdded(p50("a", c) - p50("c", c))],
+  ];
+  const infoTable = markdownTable(
+    ["not a target", ...byC.map((c) => `c=${c}`)],
+    infoRows.map(([what, value]) => [what, ...byC.map(value)]),
+  );
   const a1 = find("a", 1);
   const b1 = find("b", 1);
   if (a1 && b1) {
@@ -370,11 +434,12 @@ export async function gatewayBench(argv: string[]): Promise<number> {
     ["target", "measured", "verdict"],
     verdicts.map((v) => [v.target, v.measured, v.pass ? "PASS" : "MISS"]),
   );
-  const memLine = (m: { a: Memory | undefined; b: Memory | undefined }, p: "a" | "b") => fmt.mib(m[p]?.rssMiB);
+  const memLine = (m: Record<PathId, Memory | undefined>, p: PathId) => fmt.mib(m[p]?.rssMiB);
   const memory =
-    `Server (a) RSS (VmRSS of the node process running bin/start.mjs, pid ${apiPid}): before the load ${memLine(memBefore, "a")}, ` +
+    `Server (a) RSS (VmRSS of the node process running bin/start.mjs, pid ${pids.a}): before the load ${memLine(memBefore, "a")}, ` +
     `after ${memLine(memAfter, "a")} (peak VmHWM ${fmt.mib(memAfter.a?.hwmMiB)}). ` +
-    `Baseline (b): before ${memLine(memBefore, "b")}, after ${memLine(memAfter, "b")}.`;
+    `Baseline (b): before ${memLine(memBefore, "b")}, after ${memLine(memAfter, "b")}. ` +
+    `Bare JSON-RPC (c): before ${memLine(memBefore, "c")}, after ${memLine(memAfter, "c")}.`;
 
   const maxOthers = Math.max(...rows.map((r) => r.cpu?.otherCores ?? 0));
   const noise =
@@ -382,12 +447,12 @@ export async function gatewayBench(argv: string[]): Promise<number> {
       ? `**The machine was not quiet**: other processes used up to ${fmt.cores(maxOthers)} of the ${cpuCount()} cores during the measured runs (column "others"), so req/s and latency are pessimistic and noisy; the CPU µs per request is the steadier comparison.`
       : `The machine was quiet: other processes used at most ${fmt.cores(maxOthers)} cores during the measured runs.`;
 
-  console.log(`\n${table}\n\n${verdictTable}\n\n${cpuRatio}\n\n${memory}\n\n${noise}`);
+  console.log(`\n${table}\n\n${verdictTable}\n\n${infoTable}\n\n${memory}\n\n${noise}`);
 
   if (opts.cpuProf) printProfiles(profileDirs, loaded, root);
 
   if (failures.length > 0) {
-    console.error(`\nFAILED: not every response was 2xx:\n  ${failures.join("\n  ")}\n(${RESULTS_FILE} not written)`);
+    console.error(`\nFAILED: not every response was 2xx, or a server died:\n  ${failures.join("\n  ")}\n(${RESULTS_FILE} not written)`);
     if (rows.some((r) => r.path === "a")) console.error(`Server (a) output:\n${api.output()}`);
     return 1;
   }
@@ -402,8 +467,9 @@ export async function gatewayBench(argv: string[]): Promise<number> {
 - Code: ${version}.
 - Machine: ${machineInfo()}.
 - Load generator: autocannon 9 (programmatic API) in the bench process, **sharing the ${cpuCount()} cores with the server under test** (and an idle embedded PostgreSQL); keep-alive connections, pipelining 1; per row a ${opts.warmupSec} s warm-up (discarded), then ${opts.durationSec} s measured. Rows run in the order shown; a measured run during which other processes used ${QUIET_CORES}+ cores was repeated (up to ${opts.retries} times) and the least disturbed attempt kept.
-- (a) \`node node_modules/tsx/dist/cli.mjs bin/start.ts --api-only\` with NODE_ENV=production: \`POST /node/${NETWORK}\` \`eth_chainId\` with the X-API-KEY of an ENTERPRISE project (key verification cache, network check, rate limiter, JSON-RPC parse, metering; answered from the network catalog, no upstream call).
-- (b) \`bench/baseline-server.mjs\`: bare node:http that reads the body and answers the same ${Buffer.byteLength(sampleA.body)}-byte body with the same headers (${sampleB.headerBytes} B of headers vs ${sampleA.headerBytes} B for (a)).
+- (a) \`node bin/start.mjs --api-only\` (what \`npm start\` runs: the server compiled once with esbuild) with NODE_ENV=production and DEVNETS=off (no devnet block production in the background): \`POST /node/${NETWORK}\` \`eth_chainId\` with the X-API-KEY of an ENTERPRISE project (key verification cache, network check, rate limiter, JSON-RPC parse, metering; answered from the network catalog, no upstream call).
+- (b) \`bench/baseline-server.mjs\`: bare node:http that reads the body and answers the same ${Buffer.byteLength(sampleA.body)}-byte body with the same headers, pre-serialised once (${sampleB.headerBytes} B of headers vs ${sampleA.headerBytes} B for (a)).
+- (c) \`BASELINE_MODE=jsonrpc bench/baseline-server.mjs\`: bare node:http doing what any JSON-RPC server must: collects the body, \`JSON.parse\`s it and answers \`JSON.stringify({ jsonrpc: "2.0", id, result })\` with the request's id, the same headers as (a) with a per-request X-Request-Id (counter) and a per-response Content-Length (${sampleC.headerBytes} B of headers); no auth, limits, routing or metering. Byte-identical bodies to (a). Not a target: (c) over (b) is the JSON-RPC floor, (a) over (c) the gateway's own cost.
 - req/s: mean of autocannon's per-second counts. Latency: per-response timings of the 2xx responses (autocannon's own histogram rounds to whole milliseconds). Every response was 2xx.
 - Server CPU µs/req: CPU time of the server's process (all threads; /proc/<pid>/stat) during the measured run over the requests it answered. Cores: average cores used during the measured run by the server, by the bench process (autocannon) and by everything else on the machine ("others", not part of the bench).
 
@@ -411,7 +477,7 @@ ${table}
 
 ${verdictTable}
 
-${cpuRatio}
+${infoTable}
 
 ${memory}
 
@@ -426,15 +492,19 @@ function cpuCount(): number {
   return os.cpus().length;
 }
 
-type Loaded = Record<"a" | "b", { windows: Array<[number, number]>; requests: number }>;
+type Loaded = Record<PathId, { windows: Array<[number, number]>; requests: number }>;
+
+function memoryOfAll(pids: Record<PathId, number>): Record<PathId, Memory | undefined> {
+  return { a: memoryOf(pids.a), b: memoryOf(pids.b), c: memoryOf(pids.c) };
+}
 
 /**
- * Where the servers' CPU time went while under load (start-up excluded), per request, so (a)
- * and (b) compare directly: what the gateway adds is the difference.
+ * Where the servers' CPU time went while under load (start-up excluded), per request, so the
+ * paths compare directly: what the gateway adds is the difference.
  */
-function printProfiles(dirs: Record<"a" | "b", string>, loaded: Loaded, root: string): void {
-  const summaries: Partial<Record<"a" | "b", ProfileSummary>> = {};
-  for (const p of ["a", "b"] as const) {
+function printProfiles(dirs: Record<PathId, string>, loaded: Loaded, root: string): void {
+  const summaries: Partial<Record<PathId, ProfileSummary>> = {};
+  for (const p of PATHS) {
     const file = existsSync(dirs[p]) ? readdirSync(dirs[p]).find((f) => f.endsWith(".cpuprofile")) : undefined;
     if (!file) {
       console.error(`\nNo CPU profile was written for (${p}) in ${dirs[p]}.`);
@@ -447,28 +517,35 @@ function printProfiles(dirs: Record<"a" | "b", string>, loaded: Loaded, root: st
     console.log(`CPU profile of (${p}): ${kept}`);
   }
   const a = summaries.a!;
-  const b = summaries.b!;
-  const perReq = (ms: number, p: "a" | "b") => (loaded[p].requests > 0 ? (ms * 1000) / loaded[p].requests : NaN);
+  const perReq = (ms: number, p: PathId) => (loaded[p].requests > 0 ? (ms * 1000) / loaded[p].requests : NaN);
   const us = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
   console.log(
     `\nMain-thread CPU per request while under load (µs; sampled every 250 µs; profiling adds overhead): ` +
-      `(a) ${us(perReq(a.totalMs - a.idleMs, "a"))} over ${loaded.a.requests} requests, ` +
-      `(b) ${us(perReq(b.totalMs - b.idleMs, "b"))} over ${loaded.b.requests} requests.`,
+      PATHS.map((p) => `(${p}) ${us(perReq(summaries[p]!.totalMs - summaries[p]!.idleMs, p))} over ${loaded[p].requests} requests`).join(", ") +
+      ".",
   );
-  const bOrigin = new Map(b.origins.map((o) => [o.origin, o.selfMs]));
+  const originSelf = (p: PathId) => new Map(summaries[p]!.origins.map((o) => [o.origin, o.selfMs]));
+  const bOrigin = originSelf("b");
+  const cOrigin = originSelf("c");
   console.log("\nSelf time by origin, µs per request:");
   console.log(
     markdownTable(
-      ["origin", "(a)", "(b)"],
-      a.origins.slice(0, 15).map((o) => [o.origin, us(perReq(o.selfMs, "a")), us(perReq(bOrigin.get(o.origin) ?? 0, "b"))]),
+      ["origin", "(a)", "(b)", "(c)"],
+      a.origins
+        .slice(0, 15)
+        .map((o) => [o.origin, us(perReq(o.selfMs, "a")), us(perReq(bOrigin.get(o.origin) ?? 0, "b")), us(perReq(cOrigin.get(o.origin) ?? 0, "c"))]),
     ),
   );
-  const bSelf = new Map(b.functions.map((f) => [f.name, f.selfMs]));
-  console.log("\n(a)'s top functions by self time, µs per request ((b): same function in the baseline):");
+  const fnSelf = (p: PathId) => new Map(summaries[p]!.functions.map((f) => [f.name, f.selfMs]));
+  const bSelf = fnSelf("b");
+  const cSelf = fnSelf("c");
+  console.log("\n(a)'s top functions by self time, µs per request ((b), (c): same function in the baselines):");
   console.log(
     markdownTable(
-      ["function", "(a) self", "(a) total", "(b) self"],
-      a.functions.slice(0, 30).map((f) => [f.name, us(perReq(f.selfMs, "a")), us(perReq(f.totalMs, "a")), us(perReq(bSelf.get(f.name) ?? 0, "b"))]),
+      ["function", "(a) self", "(a) total", "(b) self", "(c) self"],
+      a.functions
+        .slice(0, 30)
+        .map((f) => [f.name, us(perReq(f.selfMs, "a")), us(perReq(f.totalMs, "a")), us(perReq(bSelf.get(f.name) ?? 0, "b")), us(perReq(cSelf.get(f.name) ?? 0, "c"))]),
     ),
   );
   console.log("\n(a)'s project functions by inclusive time, µs per request:");

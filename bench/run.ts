@@ -13,6 +13,14 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "public API gateway (POST /node/<network> eth_chainId) vs a bare node:http server, c=1 and c=32",
     load: async () => (await import("./gateway")).gatewayBench,
   },
+  consensus: {
+    summary: "consensus index: bulk ingestion tx/s (100k blocks × 10 txs) and tx_search/block_search p50/p99 via the real server",
+    load: async () => (await import("./consensus")).consensusBench,
+  },
+  node: {
+    summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
+    load: async () => (await import("./node")).nodeBench,
+  },
 };
 
 function list(): string {
