@@ -18,6 +18,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { CONSENSUS_ENDPOINTS, CONSENSUS_METHODS, type ConsensusMethod } from "@/lib/consensus/catalog";
 import { ParamField } from "./param-field";
 import { callEndpoint, chargedCu, checkForm, classify, curlCommand, initialValuesByMethod, requestParams, rpcPath } from "./request";
+import { SourceBadge } from "./source-badge";
 import { ResponseView, type Exchange } from "./response-view";
 import { exampleFor, examplesPath, examplesQueryKey, type PlaygroundNetwork, type RecentExamples } from "./types";
 
@@ -34,18 +35,6 @@ export interface ConsensusPlaygroundProps {
 /** While a devnet has produced nothing yet, look again this often. */
 const EMPTY_POLL_MS = 3000;
 
-function SourceBadge({ network }: { network: PlaygroundNetwork }) {
-  return network.source === "devnet" ? (
-    <Badge tone="warn" title="Served by the built-in devnet, which uses its own chain id">
-      Devnet · chain ID {network.chainId}
-    </Badge>
-  ) : (
-    <span className="inline-flex items-center gap-2">
-      <Badge tone="success">Upstream</Badge>
-      <span className="text-xs text-muted">chain ID {network.chainId}</span>
-    </span>
-  );
-}
 
 function EndpointPicker({ method, onChange }: { method: ConsensusMethod; onChange: (m: ConsensusMethod) => void }) {
   return (
@@ -280,7 +269,7 @@ export function ConsensusPlayground({ projectId, origin, networks, initialNetwor
                 </Select>
               </div>
               <div className="pb-2.5" data-testid="network-source">
-                <SourceBadge network={network} />
+                <SourceBadge network={network} devnetTitle="Served by the built-in devnet, which uses its own chain id" />
               </div>
             </div>
 

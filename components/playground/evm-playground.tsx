@@ -35,6 +35,7 @@ import {
 } from "./evm-request";
 import { EvmWalletSettings } from "./evm-wallet-settings";
 import { callEndpoint, chargedCu, classify } from "./request";
+import { SourceBadge } from "./source-badge";
 import { ResponseView, type Exchange } from "./response-view";
 
 export interface EvmPlaygroundProps {
@@ -50,18 +51,6 @@ export interface EvmPlaygroundProps {
 /** While a devnet's token is not deployed yet, look again this often. */
 const NO_TOKEN_POLL_MS = 3000;
 
-function SourceBadge({ network }: { network: EvmPlaygroundNetwork }) {
-  return network.source === "devnet" ? (
-    <Badge tone="warn" title="Served by a built-in anvil devnet, which uses its own chain id">
-      Devnet · chain ID {network.chainId}
-    </Badge>
-  ) : (
-    <span className="inline-flex items-center gap-2">
-      <Badge tone="success">Upstream</Badge>
-      <span className="text-xs text-muted">chain ID {network.chainId}</span>
-    </span>
-  );
-}
 
 function MethodPicker({ method, onChange }: { method: EvmPlaygroundMethod; onChange: (m: EvmPlaygroundMethod) => void }) {
   return (
@@ -302,7 +291,7 @@ export function EvmPlayground({ projectId, origin, networks, initialNetwork, ini
                 </Select>
               </div>
               <div className="pb-2.5" data-testid="network-source">
-                <SourceBadge network={network} />
+                <SourceBadge network={network} devnetTitle="Served by a built-in anvil devnet, which uses its own chain id" />
               </div>
             </div>
 
