@@ -1,12 +1,10 @@
 "use client";
 
 import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
-import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "@/components/api-client";
-import { keysQueryKey, secretQueryKey, type KeyItem } from "@/components/keys/types";
-import { useKeySecret } from "@/components/keys/use-key-secret";
-import { FormError, Notice } from "@/components/ui/alert";
+import { secretQueryKey } from "@/components/keys/types";
+import { FormError } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -18,6 +16,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { CONSENSUS_ENDPOINTS, CONSENSUS_METHODS, type ConsensusMethod } from "@/lib/consensus/catalog";
 import { ParamField } from "./param-field";
 import { callEndpoint, chargedCu, checkForm, classify, curlCommand, initialValuesByMethod, requestParams, rpcPath } from "./request";
+import { KeyStatus, usePlaygroundKey } from "./playground-key";
 import { SourceBadge } from "./source-badge";
 import { ResponseView, type Exchange } from "./response-view";
 import { exampleFor, examplesPath, examplesQueryKey, type PlaygroundNetwork, type RecentExamples } from "./types";
@@ -183,12 +182,7 @@ export function ConsensusPlayground({ projectId, origin, networks, initialNetwor
   const form = checkForm(spec, values);
   const path = rpcPath(network.slug, method, requestParams(spec, values));
 
-  const keys = useQuery({
-    queryKey: keysQueryKey(projectId),
-    queryFn: ({ signal }) => api<{ items: KeyItem[] }>(`/api/projects/${encodeURIComponent(projectId)}/keys`, { signal }).then((r) => r.items),
-  });
-  const key = keys.data?.[0];
-  const getSecret = useKeySecret(projectId, key?.id);
+  const { keys, key, getSecret } = usePlaygroundKey(projectId);
 
   const examples = useQuery({
     queryKey: examplesQueryKey(projectId, network.slug),
@@ -317,22 +311,7 @@ export function ConsensusPlayground({ projectId, origin, networks, initialNetwor
               )}
             </fieldset>
 
-            {keys.isError ? (
-              <div className="flex flex-wrap items-center gap-3">
-                <FormError className="flex-1">Could not load your API key. {errorMessage(keys.error)}</FormError>
-                <Button variant="secondary" size="sm" onClick={() => void keys.refetch()} pending={keys.isFetching}>
-                  Try again
-                </Button>
-              </div>
-            ) : keys.data && !key ? (
-              <Notice>
-                This project has no API key, and requests need one.{" "}
-                <Link href={`/projects/${projectId}/keys`} className="font-medium text-accent-text underline underline-offset-2">
-                  Create a key
-                </Link>{" "}
-                to send requests.
-              </Notice>
-            ) : null}
+            <KeyStatus projectId={projectId} keys={keys} />
 
             <div className="flex flex-wrap items-center gap-3">
               <Button type="submit" disabled={!canSend} pending={pending} aria-describedby="pg-send-note">

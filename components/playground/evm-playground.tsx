@@ -1,12 +1,10 @@
 "use client";
 
 import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
-import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "@/components/api-client";
-import { keysQueryKey, secretQueryKey, type KeyItem } from "@/components/keys/types";
-import { useKeySecret } from "@/components/keys/use-key-secret";
-import { FormError, Notice } from "@/components/ui/alert";
+import { secretQueryKey } from "@/components/keys/types";
+import { FormError } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -35,6 +33,7 @@ import {
 } from "./evm-request";
 import { EvmWalletSettings } from "./evm-wallet-settings";
 import { callEndpoint, chargedCu, classify } from "./request";
+import { KeyStatus, usePlaygroundKey } from "./playground-key";
 import { SourceBadge } from "./source-badge";
 import { ResponseView, type Exchange } from "./response-view";
 
@@ -201,12 +200,7 @@ export function EvmPlayground({ projectId, origin, networks, initialNetwork, ini
   const network = networks.find((n) => n.slug === slug) ?? networks[0]!;
   const cu = evmCu(method);
 
-  const keys = useQuery({
-    queryKey: keysQueryKey(projectId),
-    queryFn: ({ signal }) => api<{ items: KeyItem[] }>(`/api/projects/${encodeURIComponent(projectId)}/keys`, { signal }).then((r) => r.items),
-  });
-  const key = keys.data?.[0];
-  const getSecret = useKeySecret(projectId, key?.id);
+  const { keys, key, getSecret } = usePlaygroundKey(projectId);
 
   const examples = useQuery({
     queryKey: evmExamplesQueryKey(projectId, network.slug),
@@ -351,22 +345,7 @@ export function EvmPlayground({ projectId, origin, networks, initialNetwork, ini
               </p>
             </div>
 
-            {keys.isError ? (
-              <div className="flex flex-wrap items-center gap-3">
-                <FormError className="flex-1">Could not load your API key. {errorMessage(keys.error)}</FormError>
-                <Button variant="secondary" size="sm" onClick={() => void keys.refetch()} pending={keys.isFetching}>
-                  Try again
-                </Button>
-              </div>
-            ) : keys.data && !key ? (
-              <Notice>
-                This project has no API key, and requests need one.{" "}
-                <Link href={`/projects/${projectId}/keys`} className="font-medium text-accent-text underline underline-offset-2">
-                  Create a key
-                </Link>{" "}
-                to send requests.
-              </Notice>
-            ) : null}
+            <KeyStatus projectId={projectId} keys={keys} />
 
             <div className="flex flex-wrap items-center gap-3">
               <Button type="submit" disabled={!canSend} pending={pending} aria-describedby="pg-evm-send-note">
