@@ -11,7 +11,6 @@
  *      exactly as lib/consensus/handlers.ts does (parse.ts + sql.ts).
  * Targets: ingestion > 5,000 tx/s; every query p50 < 20 ms and p99 < 100 ms.
  */
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
@@ -19,13 +18,11 @@ import { parseQuery } from "@/lib/consensus/query/parse";
 import { compileBlockQuery, compileTxQuery } from "@/lib/consensus/query/sql";
 import { generateBlocks } from "@/lib/consensus/devnet/producer";
 import { db, disconnectDb } from "@/lib/db/client";
-import { startEmbeddedPostgres } from "@/lib/db/embedded";
 import { Plan } from "@/lib/db/generated/enums";
-import { applyMigrations } from "@/lib/db/migrate";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
-import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, percentile, prependResultsSection, spawnNode, tempDir, waitUntilReady, workerPid } from "./lib";
+import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, percentile, prependResultsSection, spawnNode, tempDir, throwawayDatabase, secret, waitUntilReady, workerPid } from "./lib";
 
 const USAGE = `Usage: npm run bench -- consensus [options]
   --blocks N          blocks to load (default 30000: 100000 takes over 8 min of ingestion on 2 cores at ~2,000 tx/s)
@@ -42,7 +39,6 @@ const TARGET_TX_S = 5000;
 const WARMUP = 20;
 
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const secret = () => randomBytes(32).toString("base64url");
 
 interface QueryCase {
   name: string;
@@ -98,18 +94,8 @@ export async function consensusBench(argv: string[]): Promise<number> {
 
   // 1. Throwaway PostgreSQL.
   const work = await tempDir("blockgate-bench-cons-");
-  const pgDir = await tempDir("blockgate-bench-cons-pg-");
-  log("starting a throwaway PostgreSQL…");
-  const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
-  cleanup.add("stop PostgreSQL", async () => {
-    const handle = await pgStart.catch(() => undefined);
-    await handle?.stop();
-  });
-  const pg = await pgStart;
-  await applyMigrations(pg.url);
-  const appSecret = secret();
-  process.env.DATABASE_URL = pg.url;
-  process.env.APP_SECRET = appSecret;
+  const pg = await throwawayDatabase("blockgate-bench-cons-");
+  const { appSecret } = pg;
   cleanup.add("disconnect from PostgreSQL", () => disconnectDb());
 
   // 2. Ingestion.

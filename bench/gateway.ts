@@ -15,16 +15,13 @@
  * measured autocannon run.
  * Targets: throughput (a)/(b) >= 0.7 at every concurrency; p50 added by (a) at c=1 < 0.3 ms.
  */
-import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
-import { startEmbeddedPostgres } from "@/lib/db/embedded";
 import { Plan } from "@/lib/db/generated/enums";
-import { applyMigrations } from "@/lib/db/migrate";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
 import {
@@ -50,6 +47,8 @@ import {
   type LoadResult,
   type Memory,
   type ProfileSummary,
+  secret,
+  throwawayDatabase,
 } from "./lib";
 
 /** Other processes on the machine using less than this many cores count as quiet. */
@@ -137,7 +136,6 @@ function parseOptions(argv: string[]): Options | undefined {
 }
 
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const secret = () => randomBytes(32).toString("base64url");
 
 interface Sample {
   status: number;
@@ -182,20 +180,9 @@ export async function gatewayBench(argv: string[]): Promise<number> {
 
   // 1. A throwaway PostgreSQL with one ENTERPRISE project (no CU/s limit) and its key.
   const work = await tempDir("blockgate-bench-");
-  const pgDir = await tempDir("blockgate-bench-pg-");
-  log("starting a throwaway PostgreSQL…");
-  const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
-  cleanup.add("stop PostgreSQL", async () => {
-    const handle = await pgStart.catch(() => undefined);
-    await handle?.stop();
-  });
-  const pg = await pgStart;
-  await applyMigrations(pg.url);
-
-  const appSecret = secret();
+  const pg = await throwawayDatabase("blockgate-bench-");
+  const { appSecret } = pg;
   const nextauthSecret = secret();
-  process.env.DATABASE_URL = pg.url;
-  process.env.APP_SECRET = appSecret; // encrypts the key for reveal when the project is created
   const undoDb = cleanup.add("disconnect from PostgreSQL", () => disconnectDb());
   const user = await createUser({ email: `bench-${Date.now()}@example.com`, password: secret() });
   const { projectId, apiKey } = await createProject(user.id, "Gateway bench");

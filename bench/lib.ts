@@ -4,12 +4,15 @@
  * CPU profile summaries and bench/RESULTS.md.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
+import { startEmbeddedPostgres } from "@/lib/db/embedded";
+import { applyMigrations } from "@/lib/db/migrate";
+import { freePort } from "@/lib/testing/ports";
 
 export const RESULTS_FILE = path.join("bench", "RESULTS.md");
 
@@ -691,4 +694,27 @@ export function summarizeCpuProfile(file: string, root = process.cwd(), windows?
 /** True for functions defined in the project's own files (not node_modules, not Node's). */
 export function isProjectFunction(f: ProfileFunction): boolean {
   return /\.(?:[cm]?[jt]sx?)$/.test(f.origin) && !f.origin.startsWith("/") && !f.origin.startsWith("node_modules/");
+}
+
+/** 32 random bytes, base64url: secrets for the servers a bench starts. */
+export const secret = (): string => randomBytes(32).toString("base64url");
+
+/**
+ * A throwaway embedded PostgreSQL with the migrations applied, stopped by the cleanup stack; this
+ * process's DATABASE_URL and APP_SECRET point at it (APP_SECRET encrypts the keys a bench creates).
+ */
+export async function throwawayDatabase(prefix: string): Promise<{ url: string; appSecret: string }> {
+  const pgDir = await tempDir(`${prefix}pg-`);
+  console.error("[bench] starting a throwaway PostgreSQL…");
+  const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
+  cleanup.add("stop PostgreSQL", async () => {
+    const handle = await pgStart.catch(() => undefined);
+    await handle?.stop();
+  });
+  const pg = await pgStart;
+  await applyMigrations(pg.url);
+  const appSecret = secret();
+  process.env.DATABASE_URL = pg.url;
+  process.env.APP_SECRET = appSecret;
+  return { url: pg.url, appSecret };
 }

@@ -12,18 +12,15 @@
  * Targets: gateway throughput ≥ 0.7 × the bare proxy's; gateway p50 − proxy p50 < 0.3 ms at c=1.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
-import { startEmbeddedPostgres } from "@/lib/db/embedded";
 import { Plan } from "@/lib/db/generated/enums";
-import { applyMigrations } from "@/lib/db/migrate";
 import { anvilBinary } from "@/lib/evm/devnet/anvil";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
-import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, prependResultsSection, runLoad, sleep, spawnNode, startCpuAccounting, tempDir, waitUntilReady, workerPid, type LoadResult } from "./lib";
+import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, prependResultsSection, runLoad, sleep, spawnNode, startCpuAccounting, tempDir, throwawayDatabase, secret, waitUntilReady, workerPid, type LoadResult } from "./lib";
 
 const USAGE = `Usage: npm run bench -- node [options]
   --duration S      measured seconds per run (default 8)
@@ -35,7 +32,6 @@ const USAGE = `Usage: npm run bench -- node [options]
 const TARGET_RATIO = 0.7;
 const TARGET_ADDED_P50_MS = 0.3;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const secret = () => randomBytes(32).toString("base64url");
 
 type PathId = "d" | "p" | "g";
 const PATHS: PathId[] = ["d", "p", "g"];
@@ -121,18 +117,8 @@ export async function nodeBench(argv: string[]): Promise<number> {
 
   // 3. Gateway: throwaway PostgreSQL, ENTERPRISE project, server forwarding ethereum-mainnet to anvil.
   const work = await tempDir("blockgate-bench-node-");
-  const pgDir = await tempDir("blockgate-bench-node-pg-");
-  log("starting a throwaway PostgreSQL…");
-  const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
-  cleanup.add("stop PostgreSQL", async () => {
-    const handle = await pgStart.catch(() => undefined);
-    await handle?.stop();
-  });
-  const pg = await pgStart;
-  await applyMigrations(pg.url);
-  const appSecret = secret();
-  process.env.DATABASE_URL = pg.url;
-  process.env.APP_SECRET = appSecret;
+  const pg = await throwawayDatabase("blockgate-bench-node-");
+  const { appSecret } = pg;
   const undoDb = cleanup.add("disconnect from PostgreSQL", () => disconnectDb());
   const user = await createUser({ email: `bench-${Date.now()}@example.com`, password: secret() });
   const { projectId, apiKey } = await createProject(user.id, "Node bench");
