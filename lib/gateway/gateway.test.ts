@@ -163,6 +163,17 @@ describe("node endpoint through the gateway", () => {
     expect(expected).not.toBe("0xaa36a7"); // never the real Sepolia id
   });
 
+  it("answers 64 concurrent requests (written together at the end of a loop turn) each with its own id, body and request id", async () => {
+    const ids = Array.from({ length: 64 }, (_, i) => `call-${i}`);
+    const answers = await Promise.all(ids.map((id) => post("/node/ethereum-mainnet", rpc(id), { "X-API-KEY": project.apiKey })));
+    expect(answers.map((a) => (a.json as { id: string }).id)).toEqual(ids);
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(Number(a.headers.get("content-length"))).toBe(Buffer.byteLength(a.text));
+    }
+    expect(new Set(answers.map((a) => a.headers.get("x-request-id"))).size).toBe(64);
+  });
+
   it("answers JSON-RPC errors for bad bodies", async () => {
     const h = { "X-API-KEY": project.apiKey };
     expect((await post("/node/ethereum-mainnet", "{not json", h)).json).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.any(String) } });
