@@ -74,7 +74,7 @@ function prepare(ctx: GatewayContext, item: unknown, slot: number): RpcResponse 
   }
   if (info.cache === "head" && (req.params === undefined || (Array.isArray(req.params) && req.params.length === 0))) {
     const hit = headCache.get(`${ctx.network.slug}:${method}`);
-    if (hit && hit.expires > Date.now()) {
+    if (hit && hit.expires > performance.now()) {
       ctx.meter(method, info.cu, false);
       return { jsonrpc: "2.0", id, result: hit.value };
     }
@@ -123,7 +123,7 @@ async function forward(ctx: GatewayContext, jobs: Job[]): Promise<Map<number, Rp
     }
     ctx.meter(job.method, job.info.cu, false);
     if (job.info.cache === "head" && Array.isArray(job.params) && job.params.length === 0) {
-      headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: Date.now() + headCacheMs(ctx.network) });
+      headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
     }
     answers.set(job.slot, { jsonrpc: "2.0", id: job.id, result: answer.result });
   });

@@ -361,6 +361,19 @@ describe("upstream failover", () => {
   /** Accepts a request, reads it, then hangs up: a node that may have received it. */
   let dropper: Server;
   let dropped = 0;
+  /**
+   * Servers on the ports of the nodes killed here, hanging up on every connection: a dead node's
+   * port stays dead (another test file's server could otherwise take it and answer in its place).
+   */
+  const holders: Server[] = [];
+  const holdPort = async (port: number) => {
+    const holder = createServer((request) => request.socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      holder.once("error", reject);
+      holder.listen(port, "127.0.0.1", resolve);
+    });
+    holders.push(holder);
+  };
   const marker = privateKeyToAccount(generatePrivateKey()).address;
 
   const amoy = (body: unknown, slug = SLUG) => node(body, { slug });
@@ -396,11 +409,16 @@ describe("upstream failover", () => {
   afterAll(async () => {
     configureNetworks(BASE_ENV);
     await Promise.all([a1?.stop("SIGKILL"), a2?.stop("SIGKILL"), a3?.stop("SIGKILL")]);
-    await new Promise<void>((resolve) => {
-      if (!dropper) return resolve();
-      dropper.close(() => resolve());
-      dropper.closeAllConnections();
-    });
+    await Promise.all(
+      [dropper, ...holders].map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            if (!server) return resolve();
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      ),
+    );
   });
 
   it("serves from the first upstream while it is up", async () => {
@@ -445,14 +463,17 @@ describe("upstream failover", () => {
     const client = createPublicClient({ transport: http(`${gw.url}/node/${SLUG}/${enterprise.apiKey}`, { retryCount: 0 }) });
     expect(await client.getBalance({ address: marker })).toBe(2n);
     expect(await client.getChainId()).toBe(CHAIN_ID);
+    await holdPort(a1.port);
   });
 
   it("answers -32603 'upstream unreachable' when every upstream is down", async () => {
     await a2.stop("SIGKILL");
+    await holdPort(a2.port);
     const single = await amoy(req(3, "eth_getBalance", [marker, "latest"]));
     expect(single).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } });
     expect(single.error!.message).not.toContain("127.0.0.1"); // upstream URLs may hold secrets
-    const batch = await amoy([req(1, "eth_blockNumber"), req(2, "eth_chainId"), req(3, "eth_getBalance", [marker, "latest"])]);
+    // Not eth_blockNumber: the first test's answer may still be fresh in the head cache (250 ms).
+    const batch = await amoy([req(1, "eth_getBlockByNumber", ["latest", false]), req(2, "eth_chainId"), req(3, "eth_getBalance", [marker, "latest"])]);
     expect(batch).toEqual([
       { jsonrpc: "2.0", id: 1, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } },
       { jsonrpc: "2.0", id: 2, result: "0x13882" }, // answered from the catalog

@@ -77,7 +77,7 @@ export class UpstreamPool {
   /** POSTs a JSON-RPC body and returns the node's JSON answer, parsed. */
   async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
     let lastError: unknown;
-    for (const target of this.order(Date.now())) {
+    for (const target of this.order(performance.now())) {
       try {
         const res = await postJson(target.url, body, this.timeoutMs);
         const text = res.text;
@@ -94,8 +94,8 @@ export class UpstreamPool {
         return parsed;
       } catch (e) {
         lastError = e;
-        if (target.unhealthyUntil <= Date.now()) this.log(`upstream ${redact(target.url)} failed (${describe(e)}); skipping it for ${UNHEALTHY_FOR_MS / 1000} s`);
-        target.unhealthyUntil = Date.now() + UNHEALTHY_FOR_MS;
+        if (target.unhealthyUntil <= performance.now()) this.log(`upstream ${redact(target.url)} failed (${describe(e)}); skipping it for ${UNHEALTHY_FOR_MS / 1000} s`);
+        target.unhealthyUntil = performance.now() + UNHEALTHY_FOR_MS;
         if (!opts.retryable && !neverSent(e)) break;
       }
     }

@@ -104,7 +104,7 @@ function lookupKey(secret: string, ttlMs: number): Promise<KeyPrincipal | null> 
         // The index found the row by hash; compare again in constant time before trusting it.
         const principal =
           row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan } : null;
-        cacheSet(secret, hash, principal, ttlMs, Date.now());
+        cacheSet(secret, hash, principal, ttlMs, performance.now());
         return principal;
       })
       .finally(() => lookups.delete(hash));
@@ -118,7 +118,7 @@ const invalidKey = () => new AppError("AUTHENTICATION_FAILED", "The API key is i
 /** Resolves a key to its project: synchronously on a cache hit, through the database otherwise. */
 function resolveKey(secret: string, ttlMs: number): KeyPrincipal | Promise<KeyPrincipal> {
   // The cache holds only secrets that passed the shape check, so a hit needs no regex.
-  const cached = cacheGet(secret, Date.now());
+  const cached = cacheGet(secret, performance.now());
   if (cached) return cached;
   if (cached === null) throw invalidKey();
   if (!looksLikeKey(secret)) throw new AppError("AUTHENTICATION_FAILED", "The API key is invalid.");

@@ -74,10 +74,10 @@ export class AnvilSupervisor {
   url(network: Network): Promise<string> {
     let inst = this.instances.get(network.slug);
     if (!inst) {
-      inst = { network, lastUsed: Date.now(), stopping: false, restarts: 0 };
+      inst = { network, lastUsed: performance.now(), stopping: false, restarts: 0 };
       this.instances.set(network.slug, inst);
     }
-    inst.lastUsed = Date.now();
+    inst.lastUsed = performance.now();
     if (inst.url && inst.child && inst.child.exitCode === null) return Promise.resolve(inst.url);
     inst.starting ??= this.start(inst).finally(() => {
       if (inst) inst.starting = undefined;
@@ -154,7 +154,7 @@ export class AnvilSupervisor {
   }
 
   private async stopIdle(): Promise<void> {
-    const now = Date.now();
+    const now = performance.now();
     for (const inst of this.instances.values()) {
       if (inst.url && !inst.stopping && now - inst.lastUsed > this.opts.idleMs) {
         this.opts.log(`[evm] ${inst.network.slug}: idle for ${Math.round((now - inst.lastUsed) / 1000)} s; stopping its devnet`);
