@@ -1,9 +1,10 @@
-import { db } from "@/lib/db/client";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { PoolClient } from "pg";
+import { from as copyFrom } from "pg-copy-streams";
+import { db, rawPool } from "@/lib/db/client";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
-
-/** Rows per INSERT statement (kept well under PostgreSQL's 65,535 bind parameters). */
-const ROWS_PER_STATEMENT = 2000;
 
 /** Longest value that is indexed: B-tree entries are limited to about 2.7 kB. */
 const MAX_INDEXED_VALUE = 2048;
@@ -17,80 +18,161 @@ function attrColumns(value: string): [string | null, string | null] {
   return [num !== null && num.split(".")[0]!.length <= 35 ? num : null, attributeTime(value) ? value : null];
 }
 
-interface Column {
-  name: string;
-  /** PostgreSQL type to cast the parameter to, where the driver cannot infer it. */
-  cast?: string;
+// COPY's text format: a row per line, fields split by tabs, \N for NULL; backslash, newline,
+// carriage return and tab inside a value are escaped.
+const COPY_SPECIAL = /[\\\n\r\t]/;
+const COPY_SPECIALS = /[\\\n\r\t]/g;
+const COPY_ESCAPES: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** A text field of COPY's text format. */
+function copyText(text: string): string {
+  return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]!) : text;
 }
 
-async function insertRows(run: (sql: string, values: unknown[]) => Promise<unknown>, table: string, columns: Column[], rows: unknown[][]) {
-  const names = columns.map((c) => c.name).join(", ");
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-    const values: unknown[] = [];
-    const tuples = chunk.map((row) => {
-      const placeholders = columns.map((c, j) => `$${values.length + j + 1}${c.cast ? `::${c.cast}` : ""}`);
-      values.push(...row);
-      return `(${placeholders.join(", ")})`;
-    });
-    await run(`INSERT INTO ${table} (${names}) VALUES ${tuples.join(", ")}`, values);
+/** A nullable field whose text never needs escaping (a number or an RFC 3339 time). */
+const copyPlain = (text: string | null): string => text ?? "\\N";
+
+/** A bytea field in hex form (the backslash of \x escaped like any other). */
+const copyBytes = (bytes: Uint8Array): string => `\\\\x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
+
+/** The lines of one COPY, built as the rows are (no row arrays), handed over in ~64 kB chunks. */
+class CopyLines {
+  readonly chunks: string[] = [];
+  private current = "";
+
+  add(line: string): void {
+    this.current += line;
+    if (this.current.length >= 65_536) {
+      this.chunks.push(this.current);
+      this.current = "";
+    }
+  }
+
+  done(): string[] {
+    if (this.current) this.chunks.push(this.current);
+    this.current = "";
+    return this.chunks;
   }
 }
 
-const cols = (...names: Array<string | [string, string]>): Column[] => names.map((n) => (typeof n === "string" ? { name: n } : { name: n[0], cast: n[1] }));
-const BLOCK_COLUMNS = cols("network", "height", "hash", "time", "num_txs", ["body", "json"]);
-const TX_COLUMNS = cols("network", "height", "tx_index", "hash", "raw", ["result", "json"]);
-const TX_ATTR_COLUMNS = cols("network", "height", "tx_index", "key", "value", ["num", "numeric"], ["time", "timestamptz"]);
-const BLOCK_ATTR_COLUMNS = cols("network", "height", "key", "value", ["num", "numeric"], ["time", "timestamptz"]);
+/**
+ * Streams lines into a table with one COPY: the cheapest way into PostgreSQL (no per-row
+ * statement, no bind parameters, no array literal to build and parse).
+ */
+async function copyInto(client: PoolClient, table: string, columns: string, lines: CopyLines): Promise<void> {
+  const chunks = lines.done();
+  if (chunks.length === 0) return;
+  await pipeline(Readable.from(chunks), client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN`)));
+}
+
+/** Transaction counts per attribute key and per key and value, for one-condition total_counts. */
+class AttrStats {
+  readonly keys = new Map<string, { txs: number; multi: number }>();
+  readonly values = new Map<string, { key: string; value: string; num: string | null; time: string | null; txs: number }>();
+
+  /** Counts one transaction's indexed attributes: each key and each distinct value once. */
+  addTx(attrs: Map<string, Set<string>>): void {
+    for (const [key, values] of attrs) {
+      const k = this.keys.get(key) ?? { txs: 0, multi: 0 };
+      k.txs += 1;
+      if (values.size > 1) k.multi += 1;
+      this.keys.set(key, k);
+      for (const value of values) {
+        const id = `${key}\u0000${value}`;
+        const v = this.values.get(id);
+        if (v) v.txs += 1;
+        else {
+          const [num, time] = attrColumns(value);
+          this.values.set(id, { key, value, num, time, txs: 1 });
+        }
+      }
+    }
+  }
+
+  /** Adds the counts to the stored ones (same transaction as the rows they count). */
+  async save(client: PoolClient, network: string): Promise<void> {
+    if (this.keys.size === 0) return;
+    // Sorted: concurrent writers lock the counter rows in one order.
+    const keys = [...this.keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    await client.query(
+      `INSERT INTO consensus_attr_keys (network, key, txs, multi_txs)
+       SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[])
+       ON CONFLICT (network, key) DO UPDATE SET txs = consensus_attr_keys.txs + EXCLUDED.txs, multi_txs = consensus_attr_keys.multi_txs + EXCLUDED.multi_txs`,
+      [network, keys.map(([k]) => k), keys.map(([, c]) => c.txs), keys.map(([, c]) => c.multi)],
+    );
+    const values = [...this.values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    await client.query(
+      `INSERT INTO consensus_attr_values (network, key, value, num, time, txs)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::numeric[], $5::timestamptz[], $6::bigint[])
+       ON CONFLICT (network, key, value) DO UPDATE SET txs = consensus_attr_values.txs + EXCLUDED.txs`,
+      [network, values.map((v) => v.key), values.map((v) => v.value), values.map((v) => v.num), values.map((v) => v.time), values.map((v) => v.txs)],
+    );
+  }
+}
 
 /**
  * Stores blocks with their transactions and event attributes in one transaction, so a block is
  * either fully queryable or absent. Blocks already stored are skipped (idempotent re-ingestion).
+ *
+ * `after`: a bulk loader storing consecutive batches at once passes the previous batch's
+ * insertBlocks; the rows are copied meanwhile, but the shared counters are updated and the
+ * transaction committed only once that batch has committed (and rolled back if it failed), so
+ * batches become visible in order and the chain never has a gap.
  */
-export async function insertBlocks(network: string, blocks: IngestBlock[]): Promise<void> {
+export async function insertBlocks(network: string, blocks: IngestBlock[], opts: { after?: Promise<unknown> } = {}): Promise<void> {
   if (blocks.length === 0) return;
-  const blockRows: unknown[][] = [];
-  const txRows: unknown[][] = [];
-  const txAttrRows: unknown[][] = [];
-  const blockAttrRows: unknown[][] = [];
-  for (const b of blocks) {
-    const header = b.result.block.header;
-    blockRows.push([network, b.height, b.result.block_id.hash, new Date(header.time), b.txs.length, JSON.stringify(b.result)]);
-    b.txs.forEach((tx, index) => {
-      txRows.push([network, b.height, index, tx.hash, Buffer.from(tx.raw), JSON.stringify(tx.result)]);
-      for (const tag of tx.result.tags) {
-        if (!tag.index || tag.value.length > MAX_INDEXED_VALUE) continue;
-        txAttrRows.push([network, b.height, index, tag.key, tag.value, ...attrColumns(tag.value)]);
-      }
-    });
-    for (const a of b.blockAttrs) {
-      if (a.value.length <= MAX_INDEXED_VALUE) blockAttrRows.push([network, b.height, a.key, a.value, ...attrColumns(a.value)]);
+  const client = await rawPool().connect();
+  try {
+    await client.query("BEGIN");
+    const existing = await client.query<{ height: string }>("SELECT height FROM consensus_blocks WHERE network = $1 AND height = ANY($2::bigint[])", [
+      network,
+      blocks.map((b) => b.height.toString()),
+    ]);
+    const skip = new Set(existing.rows.map((r) => BigInt(r.height)));
+    const net = copyText(network);
+    const blockLines = new CopyLines();
+    const txLines = new CopyLines();
+    const txAttrLines = new CopyLines();
+    const blockAttrLines = new CopyLines();
+    const stats = new AttrStats();
+    for (const b of blocks) {
+      if (skip.has(b.height)) continue;
+      const header = b.result.block.header;
+      const at = `${net}\t${b.height}\t`;
+      blockLines.add(`${at}${copyText(b.result.block_id.hash)}\t${copyText(header.time)}\t${b.txs.length}\t${copyText(JSON.stringify(b.result))}\n`);
+      b.txs.forEach((tx, index) => {
+        txLines.add(`${at}${index}\t${copyText(tx.hash)}\t${copyBytes(tx.raw)}\t${copyText(JSON.stringify(tx.result))}\n`);
+        const attrs = new Map<string, Set<string>>();
+        tx.result.tags.forEach((tag, ord) => {
+          if (!tag.index || tag.value.length > MAX_INDEXED_VALUE) return;
+          const [num, time] = attrColumns(tag.value);
+          txAttrLines.add(`${at}${index}\t${ord}\t${copyText(tag.key)}\t${copyText(tag.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
+          const values = attrs.get(tag.key);
+          if (values) values.add(tag.value);
+          else attrs.set(tag.key, new Set([tag.value]));
+        });
+        stats.addTx(attrs);
+      });
+      b.blockAttrs.forEach((a, ord) => {
+        if (a.value.length > MAX_INDEXED_VALUE) return;
+        const [num, time] = attrColumns(a.value);
+        blockAttrLines.add(`${at}${ord}\t${copyText(a.key)}\t${copyText(a.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
+      });
     }
+    await copyInto(client, "consensus_blocks", "network, height, hash, time, num_txs, body", blockLines);
+    await copyInto(client, "consensus_txs", "network, height, tx_index, hash, raw, result", txLines);
+    await copyInto(client, "consensus_tx_attrs", "network, height, tx_index, ord, key, value, num, time", txAttrLines);
+    await copyInto(client, "consensus_block_attrs", "network, height, ord, key, value, num, time", blockAttrLines);
+    // Never touch the counters' rows before the previous batch commits: it may be waiting for them.
+    if (opts.after) await opts.after;
+    await stats.save(client, network);
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
   }
-  await db().$transaction(
-    async (tx) => {
-      const run = (sql: string, values: unknown[]) => tx.$executeRawUnsafe(sql, ...values);
-      const heights = blocks.map((b) => b.height);
-      const existing = await tx.$queryRawUnsafe<{ height: bigint }[]>(
-        "SELECT height FROM consensus_blocks WHERE network = $1 AND height = ANY($2::bigint[])",
-        network,
-        heights,
-      );
-      if (existing.length > 0) {
-        const skip = new Set(existing.map((r) => r.height));
-        const keep = (row: unknown[]) => !skip.has(row[1] as bigint);
-        blockRows.splice(0, blockRows.length, ...blockRows.filter(keep));
-        txRows.splice(0, txRows.length, ...txRows.filter(keep));
-        txAttrRows.splice(0, txAttrRows.length, ...txAttrRows.filter(keep));
-        blockAttrRows.splice(0, blockAttrRows.length, ...blockAttrRows.filter(keep));
-      }
-      await insertRows(run, "consensus_blocks", BLOCK_COLUMNS, blockRows);
-      await insertRows(run, "consensus_txs", TX_COLUMNS, txRows);
-      await insertRows(run, "consensus_tx_attrs", TX_ATTR_COLUMNS, txAttrRows);
-      await insertRows(run, "consensus_block_attrs", BLOCK_ATTR_COLUMNS, blockAttrRows);
-    },
-    { timeout: 120_000 },
-  );
 }
 
 export interface ChainHead {

@@ -23,6 +23,14 @@ process.on("exit", () => {
   for (const child of liveServers) child.kill("SIGINT");
 });
 
+/**
+ * Settings for the embedded cluster (a DATABASE_URL server keeps its own): chain ingestion
+ * writes gigabytes of WAL, and with the default 1 GB max_wal_size PostgreSQL checkpoints (and
+ * then logs whole pages again) every few minutes of bulk loading; the 128 MB default buffer
+ * cache is smaller than the attribute indexes of a million transactions.
+ */
+const TUNING = ["-c", "max_wal_size=4GB", "-c", "checkpoint_timeout=15min", "-c", "shared_buffers=256MB"];
+
 export const EMBEDDED_DATABASE = "blockgate";
 // Only reachable from this machine, so fixed credentials are fine (and must stay fixed:
 // they are baked into the cluster by initdb).
@@ -79,7 +87,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     // PostgreSQL refuses to run as root: run it as (and if needed create) the `postgres` user.
     createPostgresUser: asRoot,
     // No Unix socket: its default directory may not exist, and TCP on loopback is all we use.
-    postgresFlags: ["-c", `listen_addresses=${HOST}`, "-c", "unix_socket_directories="],
+    postgresFlags: ["-c", `listen_addresses=${HOST}`, "-c", "unix_socket_directories=", ...TUNING],
     onLog: remember,
     onError: remember,
   });

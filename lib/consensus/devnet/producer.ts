@@ -113,17 +113,29 @@ export async function generateBlocks(network: Network, blocks: number, txsPerBlo
   let prev = resumed;
   const start = Date.now() - blocks * 1000;
   const batch = opts.batch ?? 200;
-  for (let done = 0; done < blocks; ) {
-    const n = Math.min(batch, blocks - done);
-    const built = [];
+  // Builds the next batch (signatures and hashes: this process's CPU) while PostgreSQL stores the
+  // previous two, each on its own connection (its CPU); the batches commit in order.
+  const storing: Promise<void>[] = [];
+  let previous: Promise<void> | undefined;
+  for (let built = 0; built < blocks; ) {
+    const n = Math.min(batch, blocks - built);
+    const batchBlocks = [];
     for (let i = 0; i < n; i++) {
-      const t = new Date(Math.max(start + (done + i) * 1000, prev ? prev.time.getTime() + 1 : 0));
+      const t = new Date(Math.max(start + (built + i) * 1000, prev ? prev.time.getTime() + 1 : 0));
       const { block, next } = buildBlock(chain, prev, t, txsPerBlock);
-      built.push(block);
+      batchBlocks.push(block);
       prev = next;
+      // Let the batches being stored stream on between blocks.
+      if (storing.length > 0 && i % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
     }
-    await insertBlocks(network.slug, built);
-    done += n;
-    opts.onProgress?.(done);
+    if (storing.length >= 2) await storing.shift();
+    built += n;
+    const storedUpTo = built;
+    const stored = insertBlocks(network.slug, batchBlocks, { after: previous });
+    // Awaited in turn below; a failure must not count as unhandled meanwhile.
+    stored.catch(() => undefined);
+    previous = stored;
+    storing.push(stored.then(() => opts.onProgress?.(storedUpTo)));
   }
+  await Promise.all(storing);
 }

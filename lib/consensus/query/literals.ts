@@ -192,6 +192,8 @@ export function leadingNumber(value: string): string | null {
   return LEADING_NUMBER.exec(value)?.[0] ?? null;
 }
 
+const TIMESTAMP_START = /^\d{4}-\d\d-\d\dT/;
+
 /**
  * The instant an attribute value denotes when the whole value is an RFC 3339
  * timestamp (same grammar as a query's TIME literal), else null. This is what
@@ -199,6 +201,8 @@ export function leadingNumber(value: string): string | null {
  * in the timestamptz column to keep sub-millisecond digits.
  */
 export function attributeTime(value: string): Date | null {
+  // Most values (addresses, amounts, actions) fail at once here, without the scanner's error.
+  if (!TIMESTAMP_START.test(value)) return null;
   const scan = scanTimestamp(value, 0);
   return scan.ok && scan.end === value.length ? scan.value : null;
 }

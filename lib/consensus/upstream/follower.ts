@@ -42,8 +42,9 @@ export interface FollowerHandle {
 /** Removes every stored block, tx and attribute of a network. */
 export async function deleteNetworkIndex(network: string): Promise<void> {
   await db().$transaction([
-    db().consensusTxAttr.deleteMany({ where: { network } }),
-    db().consensusBlockAttr.deleteMany({ where: { network } }),
+    ...["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values"].map((table) =>
+      db().$executeRawUnsafe(`DELETE FROM ${table} WHERE network = $1`, network),
+    ),
     db().consensusTx.deleteMany({ where: { network } }),
     db().consensusBlock.deleteMany({ where: { network } }),
   ]);
