@@ -4,7 +4,7 @@ import type { ConsensusMethod } from "./catalog";
 import { txProof } from "./crypto";
 import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
 import type { ParsedParams } from "./params";
-import { compileBlockQuery, compileTxQuery } from "./query/sql";
+import { compileBlockQuery, compileTxCount, compileTxQuery } from "./query/sql";
 import { handlerError } from "./rpc-error";
 import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
@@ -32,6 +32,20 @@ function pageBounds(total: number, page: number, perPage: number): number {
   return (page - 1) * perPage;
 }
 
+/**
+ * The number of matches and the rows of the requested page. Page 1 always exists, so its rows are
+ * read while the matches are counted (two connections); any other page is read once the count
+ * says it exists, so a page far past the end costs no scan.
+ */
+async function countAndPage<T>(p: ParsedParams, count: () => Promise<number>, read: (offset: number) => Promise<T[]>): Promise<{ total: number; rows: T[] }> {
+  if (p.page === 1) {
+    const [total, rows] = await Promise.all([count(), read(0)]);
+    return { total, rows };
+  }
+  const total = await count();
+  return { total, rows: await read(pageBounds(total, p.page, p.perPage)) };
+}
+
 async function block(network: Network, p: ParsedParams): Promise<BlockResult> {
   const height = await resolveHeight(network, p.height);
   const result = await getBlock(network.slug, height);
@@ -51,18 +65,32 @@ async function tx(network: Network, p: ParsedParams): Promise<TxRecord> {
   return p.prove ? withProof(network, record, found.height, found.index) : record;
 }
 
-/** Counts matches, then reads one page ordered by (height, index): paging happens in the database. */
+/** The number of matches: from the ingestion's counters when they can tell, else by counting. */
+async function txCount(network: Network, p: ParsedParams, where: string, params: unknown[]): Promise<number> {
+  const countParams: unknown[] = [network.slug];
+  const fromCounters = compileTxCount(p.query!, countParams);
+  if (fromCounters) {
+    const [row] = await db().$queryRawUnsafe<{ n: bigint | null }[]>(fromCounters, ...countParams);
+    if (row && row.n !== null) return Number(row.n);
+  }
+  const [row] = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, ...params);
+  return Number(row?.n ?? 0);
+}
+
+/** Counts matches and reads one page ordered by (height, index): paging happens in the database. */
 async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRecord[]; total_count: string }> {
   const params: unknown[] = [network.slug];
   const where = compileTxQuery(p.query!, params);
-  const countRows = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, ...params);
-  const total = Number(countRows[0]?.n ?? 0);
-  const offset = pageBounds(total, p.page, p.perPage);
   const dir = p.order === "desc" ? "DESC" : "ASC";
-  const rows = await db().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
-    `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
+  const { total, rows } = await countAndPage(
+    p,
+    () => txCount(network, p, where, params),
+    (offset) =>
+      db().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
+        `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
      ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
-    ...params,
+        ...params,
+      ),
   );
   const txs = rows.map((r) => toTxRecord({ height: r.height, index: r.tx_index, hash: r.hash, raw: r.raw, result: r.result }));
   if (!p.prove) return { txs, total_count: String(total) };
@@ -73,13 +101,18 @@ async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRec
 async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: BlockResult[]; total_count: number }> {
   const params: unknown[] = [network.slug];
   const where = compileBlockQuery(p.query!, params);
-  const countRows = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, ...params);
-  const total = Number(countRows[0]?.n ?? 0);
-  const offset = pageBounds(total, p.page, p.perPage);
   const dir = p.order === "asc" ? "ASC" : "DESC";
-  const rows = await db().$queryRawUnsafe<Array<{ body: BlockResult }>>(
-    `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
-    ...params,
+  const { total, rows } = await countAndPage(
+    p,
+    async () => {
+      const [row] = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, ...params);
+      return Number(row?.n ?? 0);
+    },
+    (offset) =>
+      db().$queryRawUnsafe<Array<{ body: BlockResult }>>(
+        `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
+        ...params,
+      ),
   );
   return { blocks: rows.map((r) => r.body), total_count: total };
 }

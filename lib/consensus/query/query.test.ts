@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { attributeTime, dayBounds, leadingNumber } from "./literals";
 import { MAX_QUERY_LENGTH, parseQuery, type Condition, type Query } from "./parse";
-import { compileBlockQuery, compileTxQuery } from "./sql";
+import { compileBlockQuery, compileTxCount, compileTxQuery } from "./sql";
 
 function parse(input: string): Query {
   const result = parseQuery(input);
@@ -341,8 +341,25 @@ describe("compileTxQuery", () => {
   it("numbers parameters after whatever the caller pushed and mixes constant terms in", () => {
     const params: unknown[] = ["net", "x", "y"];
     const sql = compileTxQuery(parse("tx.height > 5.5 AND a.b EXISTS AND tx.hash > 1 AND tx.height = 5.5 AND c.d = 'e'"), params);
-    expect(sql).toBe(`t.height > $4::bigint AND ${TX_ATTRS} AND a.key = $5) AND FALSE AND FALSE AND ${TX_ATTRS} AND a.key = $6 AND a.value = $7)`);
+    expect(sql).toBe(
+      `t.height > $4::bigint AND ${TX_ATTRS} AND a.key = $5 AND a.height > $4::bigint) AND FALSE AND FALSE AND ${TX_ATTRS} AND a.key = $6 AND a.value = $7 AND a.height > $4::bigint)`,
+    );
     expect(params).toEqual(["net", "x", "y", "5", "a.b", "c.d", "e"]);
+  });
+
+  it("repeats the height bounds inside every attribute test, whatever their order, reusing their parameters", () => {
+    expect(tx("a.b > 10 AND tx.height >= 3 AND c.d EXISTS AND tx.height < 9.5")).toEqual({
+      sql: [
+        `${TX_ATTRS} AND a.key = $2 AND a.num > $3::numeric AND a.height >= $4::bigint AND a.height <= $6::bigint)`,
+        "t.height >= $4::bigint",
+        `${TX_ATTRS} AND a.key = $5 AND a.height >= $4::bigint AND a.height <= $6::bigint)`,
+        "t.height <= $6::bigint",
+      ].join(" AND "),
+      params: ["cosmoshub-4", "a.b", "10", "3", "c.d", "9"],
+    });
+    // Only comparisons bound: CONTAINS on the height's text, constants and EXISTS are not repeated.
+    expect(tx("tx.height CONTAINS '1' AND tx.height EXISTS AND tx.height < 99999999999999999999 AND a.b EXISTS").sql).toBe(`strpos(t.height::text, $2) > 0 AND TRUE AND TRUE AND ${TX_ATTRS} AND a.key = $3)`);
+    expect(tx("tx.height = '7' AND a.b EXISTS").sql).toBe(`t.height = $2::bigint AND ${TX_ATTRS} AND a.key = $3 AND a.height = $2::bigint)`);
   });
 
   it("never puts operand or key text into the SQL", () => {
@@ -363,11 +380,11 @@ describe("compileTxQuery", () => {
     expect(params).toEqual(["cosmoshub-4", "drop--table.x", "memo.text", "; DROP TABLE x; --"]);
   });
 
-  it("references every pushed parameter exactly once", () => {
+  it("references every pushed parameter, in order of first use", () => {
     const { sql, params } = tx(
       "tx.height >= 3 AND tx.height < 9.5 AND tx.hash = 'ab' AND a.b = DATE 2026-01-02 AND a.c > DATE 2026-01-02 AND a.d = 'x' AND a.e CONTAINS 'y' AND a.f EXISTS AND a.g < 1.5 AND a.h = TIME 2026-01-02T00:00:00Z",
     );
-    const refs = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+    const refs = [...new Set([...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))];
     expect(refs).toEqual(Array.from({ length: params.length - 1 }, (_, i) => i + 2));
   });
 
@@ -387,15 +404,47 @@ describe("compileTxQuery", () => {
   });
 });
 
+describe("compileTxCount", () => {
+  const count = (input: string) => {
+    const params: unknown[] = ["cosmoshub-4"];
+    return { sql: compileTxCount(parse(input), params), params };
+  };
+  const KEY = "FROM consensus_attr_keys k WHERE k.network = $1 AND k.key = $2";
+  const SUM = "SELECT coalesce(sum(v.txs), 0)::bigint FROM consensus_attr_values v WHERE v.network = $1 AND v.key = $2";
+
+  it("reads a key's count for EXISTS and one value's count for = on a string", () => {
+    expect(count("a.b EXISTS")).toEqual({ sql: `SELECT coalesce((SELECT k.txs ${KEY}), 0)::bigint AS n`, params: ["cosmoshub-4", "a.b"] });
+    expect(count("a.b = 'x'")).toEqual({ sql: `SELECT (${SUM} AND v.value = $3) AS n`, params: ["cosmoshub-4", "a.b", "x"] });
+  });
+
+  it("sums the matching values for the other tests, only while no tx holds two values of the key", () => {
+    const guarded = (match: string) => `SELECT CASE WHEN coalesce((SELECT k.multi_txs ${KEY}), 0) = 0 THEN (${SUM}${match}) END AS n`;
+    expect(count("a.b CONTAINS 'x'")).toEqual({ sql: guarded(" AND strpos(v.value, $3) > 0"), params: ["cosmoshub-4", "a.b", "x"] });
+    expect(count("a.b > 1.5").sql).toBe(guarded(" AND v.num > $3::numeric"));
+    expect(count("a.b = 7").sql).toBe(guarded(" AND v.num = $3::numeric"));
+    expect(count("a.b <= TIME 2026-01-02T00:00:00Z").sql).toBe(guarded(" AND v.time <= $3::timestamptz"));
+    expect(count("a.b = DATE 2026-01-02")).toEqual({
+      sql: guarded(" AND v.time >= $3::timestamptz AND v.time < $4::timestamptz"),
+      params: ["cosmoshub-4", "a.b", "2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"],
+    });
+  });
+
+  it("leaves reserved keys and several conditions to counting", () => {
+    for (const input of ["tx.height = 5", "tx.hash = 'AB'", "a.b EXISTS AND c.d EXISTS", "a.b = 'x' AND tx.height > 1"]) {
+      expect(count(input), input).toEqual({ sql: null, params: ["cosmoshub-4"] });
+    }
+  });
+});
+
 describe("compileBlockQuery", () => {
   it("maps block.height onto b.height and everything else onto block attributes", () => {
     expect(block("block.height >= 100 AND block.height < 200.5 AND tx.height = 5 AND begin_block.proposer EXISTS AND mint.at > TIME 2026-01-02T00:00:00Z")).toEqual({
       sql: [
         "b.height >= $2::bigint",
         "b.height <= $3::bigint",
-        `${BLOCK_ATTRS} AND a.key = $4 AND a.num = $5::numeric)`,
-        `${BLOCK_ATTRS} AND a.key = $6)`,
-        `${BLOCK_ATTRS} AND a.key = $7 AND a.time > $8::timestamptz)`,
+        `${BLOCK_ATTRS} AND a.key = $4 AND a.num = $5::numeric AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
+        `${BLOCK_ATTRS} AND a.key = $6 AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
+        `${BLOCK_ATTRS} AND a.key = $7 AND a.time > $8::timestamptz AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
       ].join(" AND "),
       params: ["cosmoshub-4", "100", "200", "tx.height", "5", "begin_block.proposer", "mint.at", "2026-01-02T00:00:00Z"],
     });

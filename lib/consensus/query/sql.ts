@@ -38,26 +38,34 @@
  * value(s), in query order; `$n` is the parameter's 1-based position after the
  * push. Conditions that can never (or always) hold compile to the constant
  * FALSE (TRUE) and push nothing, so every pushed parameter is referenced
- * exactly once (PostgreSQL rejects a statement with an unreferenced parameter
- * whose type it cannot infer). Values are pushed as strings and cast in SQL
- * (`::numeric`, `::timestamptz`, `::bigint`) so the driver never converts them:
- * numbers stay exact, times keep the offset written in the query.
+ * (PostgreSQL rejects a statement with an unreferenced parameter whose type it
+ * cannot infer). Values are pushed as strings and cast in SQL (`::numeric`,
+ * `::timestamptz`, `::bigint`) so the driver never converts them: numbers stay
+ * exact, times keep the offset written in the query.
  *
- * Indexes: every shape is a key-prefixed lookup, so with
- *   consensus_tx_attrs    (network, key, value), (network, key, num), (network, key, time),
- *                         (network, height, tx_index)
- *   consensus_block_attrs (the same with (network, height))
+ * Height bounds: every comparison of the height column (`tx.height > 5`,
+ * `block.height = 7`) is repeated inside each attribute subquery on `a.height`,
+ * reusing its parameter. It changes no answer (the subquery already requires
+ * a.height = the row's height, and the conditions are ANDed) but lets the
+ * attribute test read only the key's attributes within the range.
+ *
+ * Indexes (prisma/schema.prisma):
+ *   consensus_tx_attrs    primary key (network, key, height, tx_index, ord),
+ *                         (network, key, value, height, tx_index),
+ *                         (network, key, num) where num is set,
+ *                         (network, key, time) where time is set
+ *   consensus_block_attrs the same with (network, key, height, ord)
  *   consensus_txs         (network, height, tx_index), (network, hash)
  *   consensus_blocks      (network, height)
  * PostgreSQL can either run each EXISTS as a semi-join driven by a range scan of
  * (network, key, value | num | time) — `=` on value, range on num/time, DATE as
- * a time range — or probe (network, height, tx_index) per candidate row when
- * another condition (e.g. a height range) is more selective. CONTAINS and
- * EXISTS use the (network, key) prefix and filter the values within the key.
+ * a time range — or of the key's attributes in chain order (the primary key,
+ * within the height bounds), or probe (network, key, height, tx_index) per
+ * candidate row when another condition is more selective. CONTAINS and EXISTS
+ * use the (network, key) prefix and filter the values within the key.
  * Reserved keys compare bare columns of the same type (`bigint` against
  * `$n::bigint`, `hash` against upper-cased text), so they use the table
- * indexes directly. (A B-tree entry is limited to about 2.7 kB; if values can
- * be longer, the value index needs an expression such as left(value, 1024).)
+ * indexes directly. Values over 2 kB are not indexed (lib/consensus/store.ts).
  *
  * The result is a conjunction of self-contained terms; wrap it in parentheses
  * before combining it with OR.
@@ -71,22 +79,23 @@ type Comparison = "=" | "<" | "<=" | ">" | ">=";
 interface Target {
   /** Correlated subquery selecting the row's attributes as `a`, up to (not including) the key test. */
   attributes: string;
+  /** The reserved height key and the row's height column. */
+  height: { key: string; column: string };
   reserved: Record<string, (c: Condition, params: unknown[]) => string>;
 }
 
 const TX: Target = {
   attributes: "SELECT 1 FROM consensus_tx_attrs a WHERE a.network = t.network AND a.height = t.height AND a.tx_index = t.tx_index",
+  height: { key: TX_HEIGHT_KEY, column: "t.height" },
   reserved: {
-    [TX_HEIGHT_KEY]: (c, params) => heightTerm("t.height", c, params),
     [TX_HASH_KEY]: (c, params) => hashTerm("t.hash", c, params),
   },
 };
 
 const BLOCK: Target = {
   attributes: "SELECT 1 FROM consensus_block_attrs a WHERE a.network = b.network AND a.height = b.height",
-  reserved: {
-    [BLOCK_HEIGHT_KEY]: (c, params) => heightTerm("b.height", c, params),
-  },
+  height: { key: BLOCK_HEIGHT_KEY, column: "b.height" },
+  reserved: {},
 };
 
 /** A tx_search condition over `consensus_txs t`. The caller has pushed the network as $1. */
@@ -99,14 +108,26 @@ export function compileBlockQuery(query: Query, params: unknown[]): string {
   return compile(BLOCK, query, params);
 }
 
+// Stand-ins replaced once every condition is compiled: the height column in a height term, and
+// the place in each attribute subquery where the query's height bounds are repeated.
+const HEIGHT_COLUMN = "\u0000h\u0000";
+const HEIGHT_BOUNDS = "\u0000bounds\u0000";
+
 function compile(target: Target, query: Query, params: unknown[]): string {
   if (query.conditions.length === 0) return "TRUE";
-  return query.conditions
-    .map((c) => {
-      const reserved = Object.hasOwn(target.reserved, c.key) ? target.reserved[c.key] : undefined;
-      return reserved ? reserved(c, params) : attributeTerm(target, c, params);
-    })
-    .join(" AND ");
+  const bounds: string[] = [];
+  const terms = query.conditions.map((c) => {
+    if (c.key === target.height.key) {
+      const term = heightTerm(HEIGHT_COLUMN, c, params);
+      // A comparison of the bare column bounds the attributes too (a.height = the row's height).
+      if (term.startsWith(`${HEIGHT_COLUMN} `)) bounds.push(term.replaceAll(HEIGHT_COLUMN, "a.height"));
+      return term.replaceAll(HEIGHT_COLUMN, target.height.column);
+    }
+    const reserved = Object.hasOwn(target.reserved, c.key) ? target.reserved[c.key] : undefined;
+    return reserved ? reserved(c, params) : attributeTerm(target, c, params);
+  });
+  const repeated = bounds.map((b) => ` AND ${b}`).join("");
+  return terms.map((t) => t.replaceAll(HEIGHT_BOUNDS, repeated)).join(" AND ");
 }
 
 /** Pushes a value and returns its placeholder. */
@@ -124,44 +145,47 @@ const isComparison = (op: Condition["op"]): op is Comparison => op !== "CONTAINS
 
 function attributeTerm(target: Target, c: Condition, params: unknown[]): string {
   const key = param(params, c.key);
-  return `EXISTS (${target.attributes} AND a.key = ${key}${attributeMatch(c, params)})`;
+  return `EXISTS (${target.attributes} AND a.key = ${key}${attributeMatch(c, params)}${HEIGHT_BOUNDS})`;
 }
 
-/** The value test on attribute `a`, prefixed with " AND ", or "" for EXISTS. */
-function attributeMatch(c: Condition, params: unknown[]): string {
+/**
+ * The value test on the attribute (or stored value, see compileTxCount) `alias`, prefixed with
+ * " AND ", or "" for EXISTS.
+ */
+function attributeMatch(c: Condition, params: unknown[], alias = "a"): string {
   const { op, operand } = c;
   if (op === "EXISTS" && !operand) return "";
   if (!operand) return unsupported(c);
   if (op === "CONTAINS") {
     if (operand.kind !== "string") return unsupported(c);
     // strpos rather than LIKE: no wildcard escaping, and the operand is plain text.
-    return ` AND strpos(a.value, ${param(params, operand.value)}) > 0`;
+    return ` AND strpos(${alias}.value, ${param(params, operand.value)}) > 0`;
   }
   if (!isComparison(op)) return unsupported(c);
   switch (operand.kind) {
     case "string":
       if (op !== "=") return unsupported(c);
-      return ` AND a.value = ${param(params, operand.value)}`;
+      return ` AND ${alias}.value = ${param(params, operand.value)}`;
     case "number":
-      return ` AND a.num ${op} ${param(params, operand.value)}::numeric`;
+      return ` AND ${alias}.num ${op} ${param(params, operand.value)}::numeric`;
     case "time":
-      return ` AND a.time ${op} ${param(params, operand.text ?? operand.value.toISOString())}::timestamptz`;
+      return ` AND ${alias}.time ${op} ${param(params, operand.text ?? operand.value.toISOString())}::timestamptz`;
     case "date": {
       const day = dayBounds(operand.value);
       const at = (bound: string) => `${param(params, bound)}::timestamptz`;
       switch (op) {
         case "=": {
           const start = at(day.start);
-          return ` AND a.time >= ${start} AND a.time < ${at(day.next)}`;
+          return ` AND ${alias}.time >= ${start} AND ${alias}.time < ${at(day.next)}`;
         }
         case "<":
-          return ` AND a.time < ${at(day.start)}`;
+          return ` AND ${alias}.time < ${at(day.start)}`;
         case "<=":
-          return ` AND a.time < ${at(day.next)}`;
+          return ` AND ${alias}.time < ${at(day.next)}`;
         case ">":
-          return ` AND a.time >= ${at(day.next)}`;
+          return ` AND ${alias}.time >= ${at(day.next)}`;
         case ">=":
-          return ` AND a.time >= ${at(day.start)}`;
+          return ` AND ${alias}.time >= ${at(day.start)}`;
       }
     }
   }
@@ -221,4 +245,26 @@ function hashTerm(column: string, c: Condition, params: unknown[]): string {
     return op === "=" ? `${column} = ${value}` : `strpos(${column}, ${value}) > 0`;
   }
   return "FALSE";
+}
+
+/**
+ * SQL answering tx_search's total_count from the counters ingestion keeps per attribute key and
+ * per key and value (consensus_attr_keys, consensus_attr_values; lib/consensus/store.ts) instead
+ * of visiting every match, for a query of exactly one event-key condition; null for any other
+ * query. The caller has pushed the network as $1. The statement returns one row with `n`: the
+ * count, or NULL when the counters cannot tell, and the caller then counts the matches. They
+ * cannot tell for a CONTAINS, number, TIME or DATE test on a key some transaction holds with
+ * several distinct values: a sum over the matching values would count it once per value. `=` on
+ * a string is one value (each transaction is counted once per distinct value), EXISTS is the key.
+ */
+export function compileTxCount(query: Query, params: unknown[]): string | null {
+  if (query.conditions.length !== 1) return null;
+  const c = query.conditions[0]!;
+  if (c.key === TX.height.key || Object.hasOwn(TX.reserved, c.key)) return null;
+  const key = param(params, c.key);
+  const keyRow = `FROM consensus_attr_keys k WHERE k.network = $1 AND k.key = ${key}`;
+  if (c.op === "EXISTS" && !c.operand) return `SELECT coalesce((SELECT k.txs ${keyRow}), 0)::bigint AS n`;
+  const sum = `SELECT coalesce(sum(v.txs), 0)::bigint FROM consensus_attr_values v WHERE v.network = $1 AND v.key = ${key}${attributeMatch(c, params, "v")}`;
+  if (c.op === "=" && c.operand?.kind === "string") return `SELECT (${sum}) AS n`;
+  return `SELECT CASE WHEN coalesce((SELECT k.multi_txs ${keyRow}), 0) = 0 THEN (${sum}) END AS n`;
 }
