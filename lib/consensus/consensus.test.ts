@@ -243,6 +243,27 @@ describe("block_search", () => {
     expect(epochs.blocks.map((b) => Number(b.block.header.height)).every((h) => h % 10 === 0)).toBe(true);
     expect(epochs.total_count).toBe(4);
   });
+
+  it("answers each block exactly as /block does (the stored body, written as it is)", async () => {
+    const r = await ok<{ blocks: BlockResult[] }>(`block_search?query=${encodeURIComponent("block.height >= 9 AND block.height <= 11")}&order_by=asc`);
+    expect(r.blocks.map((b) => b.block.header.height)).toEqual(["9", "10", "11"]);
+    for (const b of r.blocks) {
+      const single = await ok<BlockResult>(`block?height=${b.block.header.height}`);
+      expect(b).toEqual(single);
+      expect(JSON.stringify(b)).toBe(JSON.stringify(single)); // same key order too
+      expect(headerHash(b.block.header)).toBe(b.block_id.hash);
+    }
+    // The POST form and batches carry the same text.
+    const res = await fetch(`${gw.url}/rpc/${NET}`, {
+      method: "POST",
+      headers: { "X-API-KEY": key, "Content-Type": "application/json" },
+      body: JSON.stringify([{ jsonrpc: "2.0", id: 7, method: "block_search", params: { query: "block.height = 10" } }]),
+    });
+    const [answer] = (await res.json()) as Array<Rpc<{ blocks: BlockResult[]; total_count: number }>>;
+    expect(answer!.id).toBe(7);
+    expect(answer!.result.total_count).toBe(1);
+    expect(answer!.result.blocks[0]).toEqual(r.blocks[1]);
+  });
 });
 
 describe("POST JSON-RPC form, authentication and metering", () => {

@@ -1,6 +1,7 @@
 import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
 import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
+import { stringifyWithRaw } from "./raw-json";
 import { parseParams, type RawParams } from "./params";
 import { invalidParams, RpcError } from "./rpc-error";
 
@@ -26,7 +27,7 @@ async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawPar
   }
 }
 
-const ok = (body: unknown): GatewayResponse => ({ status: 200, body });
+const ok = (body: unknown): GatewayResponse => ({ status: 200, body: stringifyWithRaw(body) });
 
 /** `GET /rpc/<network>/<method>?…`: the URI form, with the optional integer `id` echoed (−1 when absent). */
 function uriEndpoint(method: ConsensusMethod): Endpoint {

@@ -5,6 +5,7 @@ import { txProof } from "./crypto";
 import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
 import type { ParsedParams } from "./params";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "./query/sql";
+import { RawJson } from "./raw-json";
 import { handlerError } from "./rpc-error";
 import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
@@ -98,7 +99,7 @@ async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRec
   return { txs: proved, total_count: String(total) };
 }
 
-async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: BlockResult[]; total_count: number }> {
+async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: RawJson[]; total_count: number }> {
   const params: unknown[] = [network.slug];
   const where = compileBlockQuery(p.query!, params);
   const dir = p.order === "asc" ? "ASC" : "DESC";
@@ -109,12 +110,13 @@ async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks:
       return Number(row?.n ?? 0);
     },
     (offset) =>
-      db().$queryRawUnsafe<Array<{ body: BlockResult }>>(
-        `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
+      // The stored text of each body (a BlockResult): written into the response as it is.
+      db().$queryRawUnsafe<Array<{ body: string }>>(
+        `SELECT b.body::text AS body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
         ...params,
       ),
   );
-  return { blocks: rows.map((r) => r.body), total_count: total };
+  return { blocks: rows.map((r) => new RawJson(r.body)), total_count: total };
 }
 
 async function status(network: Network): Promise<StatusResult> {
