@@ -227,6 +227,12 @@ describe("tx and tx_search", () => {
     const long = await rpcError(`tx_search?query=${encodeURIComponent(`a.b = '${"x".repeat(600)}'`)}`);
     expect(long.message).toMatch(/512/);
     expect(await rpcError("tx_search")).toMatchObject({ code: -32602, message: expect.stringContaining("query is required") });
+    // A NUL character (no stored value can hold one) is refused where it stands, never a server error.
+    for (const [q, offset] of [["a.b = 'x\u0000y'", 8], ["a.b CONTAINS '\u0000'", 14], ["a\u0000b EXISTS", 1], ["tx.hash = '\u0000'", 11]] as const) {
+      const e = await rpcError(`tx_search?query=${encodeURIComponent(q)}`);
+      expect(e, q).toMatchObject({ code: -32603, data: expect.stringContaining(`offset ${offset}: expected any character but NUL`) });
+    }
+    expect(await rpcError(`block_search?query=${encodeURIComponent("block.height = '\u0000'")}`)).toMatchObject({ code: -32603 });
   });
 });
 

@@ -29,7 +29,7 @@ const TAGS: Tag[][][] = [
     [tag("transfer.sender", "bbn1carol"), tag("message.action", "/babylon.Delegate"), tag("hidden.key", "not indexed", false)],
     [tag("unbond.at", "2026-01-03T10:00:00+02:00"), tag("unbond.at", "2026-01-05T00:00:00Z"), tag("transfer.amount", "abc")],
   ],
-  [[], [tag("message.action", "/babylon.Delegate"), tag("transfer.amount", "300ubbn"), tag("long.value", "x".repeat(3000))]],
+  [[], [tag("message.action", "/babylon.Delegate"), tag("transfer.amount", "300ubbn"), tag("long.value", "x".repeat(3000)), tag("nul.value", "a\u0000b")]],
 ];
 
 function blocksFor(network: string, tags: Tag[][][]): IngestBlock[] {
@@ -45,7 +45,7 @@ function blocksFor(network: string, tags: Tag[][][]): IngestBlock[] {
 
 /** What tx_search must count for a predicate on a tx's indexed attributes, from TAGS itself. */
 function expected(pred: (attrs: Tag[]) => boolean): number {
-  return TAGS.flat().filter((tags) => pred(tags.filter((t) => t.index && t.value.length <= 2048))).length;
+  return TAGS.flat().filter((tags) => pred(tags.filter((t) => t.index && t.value.length <= 2048 && !t.value.includes("\u0000")))).length;
 }
 
 async function counts(network: string, input: string): Promise<{ counters: number | null | undefined; counted: number }> {
@@ -88,8 +88,12 @@ describe("insertBlocks", () => {
       [3, "unbond.at", "2026-01-02T23:59:59Z"],
     ]);
     expect(attrs[3]!.time?.toISOString()).toBe("2026-01-02T23:59:59.000Z");
-    // Not indexed, or too long for the value index: kept in the tx result, never searchable.
-    expect(await db().consensusTxAttr.count({ where: { network: NET, key: { in: ["hidden.key", "long.value"] } } })).toBe(0);
+    // Not indexed, too long for the value index, or holding a NUL (PostgreSQL text cannot): kept in
+    // the tx result, never searchable.
+    expect(await db().consensusTxAttr.count({ where: { network: NET, key: { in: ["hidden.key", "long.value", "nul.value"] } } })).toBe(0);
+    const stored = (await db().consensusTx.findUnique({ where: { network_height_txIndex: { network: NET, height: 3n, txIndex: 1 } } }))!.result as unknown as { tags: Tag[] };
+    expect(stored.tags.map((t) => t.key)).toEqual(["message.action", "transfer.amount", "long.value", "nul.value"]);
+    expect(stored.tags[3]!.value).toBe("a\u0000b");
     const amount = await db().consensusTxAttr.findFirst({ where: { network: NET, key: "transfer.amount", value: "2500ubbn" } });
     expect(amount?.num?.toString()).toBe("2500");
   });
@@ -103,8 +107,9 @@ describe("insertBlocks", () => {
   });
 
   it("rolls a failing batch back whole: no block, tx, attribute or count of it remains", async () => {
-    const blocks = blocksFor(NET, [...TAGS, [[tag("rollback.key", "x")], [tag("bad.value", "nul \u0000 inside")]]]);
-    // PostgreSQL text cannot hold NUL: the batch fails once the block's row was already sent.
+    const blocks = blocksFor(NET, [...TAGS, [[tag("rollback.key", "x")], [tag("other.key", "y")]]]);
+    // PostgreSQL text cannot hold NUL: the batch fails at the txs, once the block's row was sent.
+    blocks[3]!.txs[1]!.hash = "AB\u0000CD";
     await expect(insertBlocks(NET, blocks.slice(3))).rejects.toThrow();
     expect(await db().consensusBlock.count({ where: { network: NET } })).toBe(3);
     expect(await db().consensusTxAttr.count({ where: { network: NET, key: "rollback.key" } })).toBe(0);

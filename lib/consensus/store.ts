@@ -10,6 +10,15 @@ import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from ".
 const MAX_INDEXED_VALUE = 2048;
 
 /**
+ * Whether an attribute goes into the search index. Values over MAX_INDEXED_VALUE, and keys or
+ * values holding a NUL character (PostgreSQL text cannot, and the batch would fail), stay in the
+ * tx result (json keeps them, escaped) but are not searchable.
+ */
+function indexable(key: string, value: string): boolean {
+  return value.length <= MAX_INDEXED_VALUE && !key.includes("\u0000") && !value.includes("\u0000");
+}
+
+/**
  * The columns numeric and time comparisons use, with the query compiler's own definitions. A
  * leading number too large for the column (over 35 integer digits) is not comparable.
  */
@@ -144,7 +153,7 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
         txLines.add(`${at}${index}\t${copyText(tx.hash)}\t${copyBytes(tx.raw)}\t${copyText(JSON.stringify(tx.result))}\n`);
         const attrs = new Map<string, Set<string>>();
         tx.result.tags.forEach((tag, ord) => {
-          if (!tag.index || tag.value.length > MAX_INDEXED_VALUE) return;
+          if (!tag.index || !indexable(tag.key, tag.value)) return;
           const [num, time] = attrColumns(tag.value);
           txAttrLines.add(`${at}${index}\t${ord}\t${copyText(tag.key)}\t${copyText(tag.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
           const values = attrs.get(tag.key);
@@ -154,7 +163,7 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
         stats.addTx(attrs);
       });
       b.blockAttrs.forEach((a, ord) => {
-        if (a.value.length > MAX_INDEXED_VALUE) return;
+        if (!indexable(a.key, a.value)) return;
         const [num, time] = attrColumns(a.value);
         blockAttrLines.add(`${at}${ord}\t${copyText(a.key)}\t${copyText(a.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
       });

@@ -84,6 +84,9 @@ describe("parseQuery: errors", () => {
     // empty
     ["", 0, "a condition"],
     ["  \t ", 4, "a condition"],
+    // NUL, anywhere (no stored value can hold one)
+    ["a.b = 'x\u0000y'", 8, "any character but NUL (U+0000)"],
+    ["a\u0000b EXISTS", 1, "any character but NUL (U+0000)"],
     // tags
     ["5tx EXISTS", 0, "a tag"],
     ["_x EXISTS", 0, "a tag"],
