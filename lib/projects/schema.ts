@@ -10,16 +10,14 @@ export const USE_CASES = [
   { value: "other", label: "Something else" },
 ] as const;
 
-export const projectName = z
-  .string()
-  .trim()
-  .min(1, "Enter a project name")
-  .max(64, "Use at most 64 characters")
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "Control characters are not allowed");
+/** One line of text a person typed: no control characters (a NUL could not even be stored). */
+export const singleLine = (text: z.ZodString) => text.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "Control characters are not allowed");
+
+export const projectName = singleLine(z.string().trim().min(1, "Enter a project name").max(64, "Use at most 64 characters"));
 
 export const onboardingSchema = z.object({
-  name: z.string().trim().min(1, "Enter your name").max(80, "Use at most 80 characters"),
-  organization: z.string().trim().max(80, "Use at most 80 characters").optional().or(z.literal("")),
+  name: singleLine(z.string().trim().min(1, "Enter your name").max(80, "Use at most 80 characters")),
+  organization: singleLine(z.string().trim().max(80, "Use at most 80 characters")).optional().or(z.literal("")),
   useCase: z.enum(USE_CASES.map((u) => u.value) as [string, ...string[]], { message: "Choose what you are building" }),
 });
 export type OnboardingInput = z.infer<typeof onboardingSchema>;
