@@ -97,3 +97,80 @@ describe("migrations on a fresh embedded PostgreSQL", () => {
     expect(existsSync(server.dataDir)).toBe(false);
   });
 });
+
+describe("upgrading a populated consensus index (20261122051127_consensus_ingest)", () => {
+  const INGEST = "20261122051127_consensus_ingest";
+  let server: EmbeddedPostgresHandle;
+  let root: string;
+
+  beforeAll(async () => {
+    server = await startEmbeddedPostgres({ dataDir: path.join(os.tmpdir(), `blockgate-upgrade-test-${process.pid}-${Date.now()}`), port: await freePort(), persistent: false });
+    // The project as it was before that migration.
+    root = await fs.mkdtemp(path.join(os.tmpdir(), "blockgate-upgrade-root-"));
+    await fs.cp(path.resolve("prisma"), path.join(root, "prisma"), { recursive: true });
+    const later = (await listMigrations()).filter((m) => m >= INGEST);
+    for (const m of later) await fs.rm(path.join(root, "prisma", "migrations", m), { recursive: true });
+    await applyMigrations(server.url, { root });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    if (root) await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it("keeps every attribute in its order and backfills the counters from them", async () => {
+    // Two txs at height 1 (the second holds transfer.amount twice), one at height 2; attributes
+    // inserted out of order: their ids give the order within a tx.
+    await query(
+      server.url,
+      `INSERT INTO consensus_tx_attrs (id, network, height, tx_index, key, value, num, time) VALUES
+         (10, 'n', 1, 0, 'transfer.sender', 'alice', NULL, NULL),
+         (11, 'n', 1, 0, 'transfer.amount', '5ubbn', 5, NULL),
+         (12, 'n', 1, 1, 'transfer.amount', '7ubbn', 7, NULL),
+         (13, 'n', 1, 1, 'transfer.amount', '9ubbn', 9, NULL),
+         (5,  'n', 1, 1, 'transfer.sender', 'alice', NULL, NULL),
+         (14, 'n', 2, 0, 'transfer.sender', 'bob', NULL, NULL),
+         (15, 'other', 1, 0, 'transfer.sender', 'alice', NULL, NULL);
+       INSERT INTO consensus_block_attrs (id, network, height, key, value, num, time) VALUES
+         (3, 'n', 1, 'mint.amount', '10ubbn', 10, NULL), (1, 'n', 1, 'proposer.address', 'AB', NULL, NULL)`,
+    );
+    await fs.cp(path.resolve("prisma", "migrations", INGEST), path.join(root, "prisma", "migrations", INGEST), { recursive: true });
+    expect(await applyMigrations(server.url, { root })).toEqual([INGEST]);
+
+    const attrs = await query<{ height: string; tx_index: number; ord: number; key: string; value: string }>(
+      server.url,
+      "SELECT height, tx_index, ord, key, value FROM consensus_tx_attrs WHERE network = 'n' ORDER BY height, tx_index, ord",
+    );
+    expect(attrs.map((a) => `${a.height}:${a.tx_index}:${a.ord} ${a.key}=${a.value}`)).toEqual([
+      "1:0:0 transfer.sender=alice",
+      "1:0:1 transfer.amount=5ubbn",
+      "1:1:0 transfer.sender=alice",
+      "1:1:1 transfer.amount=7ubbn",
+      "1:1:2 transfer.amount=9ubbn",
+      "2:0:0 transfer.sender=bob",
+    ]);
+    const blockAttrs = await query<{ ord: number; key: string }>(server.url, "SELECT ord, key FROM consensus_block_attrs ORDER BY ord");
+    expect(blockAttrs).toEqual([
+      { ord: 0, key: "proposer.address" },
+      { ord: 1, key: "mint.amount" },
+    ]);
+    const keys = await query<{ network: string; key: string; txs: string; multi_txs: string }>(server.url, "SELECT * FROM consensus_attr_keys ORDER BY network, key");
+    expect(keys).toEqual([
+      { network: "n", key: "transfer.amount", txs: "2", multi_txs: "1" },
+      { network: "n", key: "transfer.sender", txs: "3", multi_txs: "0" },
+      { network: "other", key: "transfer.sender", txs: "1", multi_txs: "0" },
+    ]);
+    const values = await query<{ key: string; value: string; num: string | null; txs: string }>(
+      server.url,
+      "SELECT key, value, num::text AS num, txs FROM consensus_attr_values WHERE network = 'n' ORDER BY key, value",
+    );
+    expect(values).toEqual([
+      { key: "transfer.amount", value: "5ubbn", num: "5.000000000000000000000000000000", txs: "1" },
+      { key: "transfer.amount", value: "7ubbn", num: "7.000000000000000000000000000000", txs: "1" },
+      { key: "transfer.amount", value: "9ubbn", num: "9.000000000000000000000000000000", txs: "1" },
+      { key: "transfer.sender", value: "alice", num: null, txs: "2" },
+      { key: "transfer.sender", value: "bob", num: null, txs: "1" },
+    ]);
+    expect(await diffMigrationsToSchema(server.url, { root })).toBe("");
+  });
+});
