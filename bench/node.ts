@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- node`: the EVM node path against a real upstream (anvil).
  *
- * Three paths to the same anvil (--chain-id 990001 --block-time 2):
+ * Three paths to the same anvil (--chain-id 1 --block-time 2; chain 1 because the gateway checks that an upstream serves its network's chain):
  *   (d) direct: straight to anvil;
  *   (p) bare proxy: bench/node-proxy.mjs (node:http → http.request with a keep-alive agent);
  *   (g) gateway: the real server (bin/start.mjs --api-only, production, ENTERPRISE key) with
@@ -80,7 +80,7 @@ export async function nodeBench(argv: string[]): Promise<number> {
   // 1. anvil.
   const anvilPort = await freePort();
   const anvilUrl = `http://127.0.0.1:${anvilPort}`;
-  const anvil = spawn(anvilBinary(), ["--host", "127.0.0.1", "--port", String(anvilPort), "--chain-id", "990001", "--block-time", "2", "--silent"], { detached: true, stdio: "ignore" });
+  const anvil = spawn(anvilBinary(), ["--host", "127.0.0.1", "--port", String(anvilPort), "--chain-id", "1", "--block-time", "2", "--silent"], { detached: true, stdio: "ignore" });
   let anvilExited = false;
   anvil.once("exit", () => (anvilExited = true));
   cleanup.add("stop anvil", async () => {
@@ -232,7 +232,7 @@ export async function nodeBench(argv: string[]): Promise<number> {
     "",
     `Run: \`npm run bench -- node${argv.length ? ` ${argv.join(" ")}` : ""}\`: ${durationSec} s measured after ${warmupSec} s warm-up per row, autocannon in the bench process (pipelining 1, keep-alive), ` +
       `all on this machine (anvil, proxy, gateway, PostgreSQL and the load generator share its cores). ` +
-      `Paths to one anvil (\`--chain-id 990001 --block-time 2\`): (d) straight to anvil; (p) bench/node-proxy.mjs, a bare node:http proxy (http.request, keep-alive agent); ` +
+      `Paths to one anvil (\`--chain-id 1 --block-time 2\`): (d) straight to anvil; (p) bench/node-proxy.mjs, a bare node:http proxy (http.request, keep-alive agent); ` +
       `(g) the gateway (bin/start.mjs --api-only, production, ENTERPRISE key, \`UPSTREAM_ETHEREUM_MAINNET\` = anvil). ` +
       `**eth_blockNumber is answered by the gateway from its head cache** (250 ms for an upstream network; lib/evm/node-endpoint.ts), so (g) mostly does not reach anvil for it while (p) always does: that row compares a cache with a proxy. eth_getBlockByNumber("latest", false) is forwarded every time.`,
     "",

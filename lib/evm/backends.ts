@@ -41,7 +41,7 @@ export async function poolFor(network: Network): Promise<UpstreamPool> {
     let pool = b.pools.get(network.slug);
     // Rebuilt when the catalog points the network at other URLs.
     if (!pool || pool.urls.join(",") !== network.source.urls.join(",")) {
-      pool = new UpstreamPool(network.source.urls, (m) => b.log(`[evm] ${network.slug}: ${m}`));
+      pool = new UpstreamPool(network.source.urls, (m) => b.log(`[evm] ${network.slug}: ${m}`), undefined, network.activeChainId);
       b.pools.set(network.slug, pool);
     }
     return pool;

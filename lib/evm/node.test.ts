@@ -354,10 +354,15 @@ describe("raw JSON-RPC", () => {
 
 describe("upstream failover", () => {
   const CHAIN_ID = 80002; // polygon-amoy's real id: a network on upstreams answers with it
+  const KAIA_ID = 8217;
+  const KAIROS_ID = 1001;
   const SLUG = "polygon-amoy";
   let a1: BareAnvil;
   let a2: BareAnvil;
   let a3: BareAnvil | undefined;
+  /** Second nodes of two other networks, of their real chains (the pool checks chain ids). */
+  let kaia: BareAnvil;
+  let kairos: BareAnvil;
   /** Accepts a request, reads it, then hangs up: a node that may have received it. */
   let dropper: Server;
   let dropped = 0;
@@ -384,14 +389,22 @@ describe("upstream failover", () => {
   };
 
   beforeAll(async () => {
-    [a1, a2] = await Promise.all([spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 }), spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 })]);
+    [a1, a2, kaia, kairos] = await Promise.all([
+      spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 }),
+      spawnAnvil({ chainId: CHAIN_ID, blockTimeSec: 1 }),
+      spawnAnvil({ chainId: KAIA_ID }),
+      spawnAnvil({ chainId: KAIROS_ID }),
+    ]);
     // The same account holds 1 wei on the first node and 2 on the second: tells which one answered.
     await rpcDirect(a1.url, "anvil_setBalance", [marker, "0x1"]);
     await rpcDirect(a2.url, "anvil_setBalance", [marker, "0x2"]);
+    await rpcDirect(kaia.url, "anvil_setBalance", [marker, "0x2"]);
     dropper = createServer((request) => {
-      request.resume();
+      const chunks: Buffer[] = [];
+      request.on("data", (c: Buffer) => chunks.push(c));
       request.on("end", () => {
-        dropped += 1;
+        // The pool's chain id check (which a node that cannot answer does not block) is not counted.
+        if (!Buffer.concat(chunks).toString().includes('"eth_chainId"')) dropped += 1;
         request.socket.destroy();
       });
     });
@@ -400,15 +413,15 @@ describe("upstream failover", () => {
     const catalog = configureNetworks({
       ...BASE_ENV,
       UPSTREAM_POLYGON_AMOY: `${a1.url}, ${a2.url}`,
-      UPSTREAM_KAIA_KAIROS: `${dropperUrl},${a2.url}`,
-      UPSTREAM_KAIA_MAINNET: `${dropperUrl},${a2.url}`,
+      UPSTREAM_KAIA_KAIROS: `${dropperUrl},${kairos.url}`,
+      UPSTREAM_KAIA_MAINNET: `${dropperUrl},${kaia.url}`,
     });
     expect(catalog.find((n) => n.slug === SLUG)?.source).toEqual({ kind: "upstream", urls: [a1.url, a2.url] });
   }, 60_000);
 
   afterAll(async () => {
     configureNetworks(BASE_ENV);
-    await Promise.all([a1?.stop("SIGKILL"), a2?.stop("SIGKILL"), a3?.stop("SIGKILL")]);
+    await Promise.all([a1?.stop("SIGKILL"), a2?.stop("SIGKILL"), a3?.stop("SIGKILL"), kaia?.stop("SIGKILL"), kairos?.stop("SIGKILL")]);
     await Promise.all(
       [dropper, ...holders].map(
         (server) =>
@@ -437,12 +450,12 @@ describe("upstream failover", () => {
     expect(await markerBalance("kaia-mainnet")).toBe(2n);
     expect(dropped).toBe(1);
     // Writes (kaia-kairos): not sent again once a node may have received them.
-    const account = await fundedAccount(a2.url);
-    const signed = await account.signTransaction(transferTx(CHAIN_ID));
+    const account = await fundedAccount(kairos.url);
+    const signed = await account.signTransaction(transferTx(KAIROS_ID));
     const write = await amoy(req(9, "eth_sendRawTransaction", [signed]), "kaia-kairos");
     expect(write).toEqual({ jsonrpc: "2.0", id: 9, error: { code: -32603, message: expect.stringContaining("unreachable") } });
     expect(dropped).toBe(2);
-    expect((await rpcDirect(a2.url, "eth_getTransactionByHash", [keccak256(signed)])).result).toBeNull();
+    expect((await rpcDirect(kairos.url, "eth_getTransactionByHash", [keccak256(signed)])).result).toBeNull();
   });
 
   it("fails over to the second upstream when the first dies, invisibly for reads and for writes that never left", async () => {
@@ -487,6 +500,47 @@ describe("upstream failover", () => {
     await amoy(req(1, "eth_blockNumber")); // the pool for the URLs configured above exists from here on
     configureNetworks({ ...BASE_ENV, UPSTREAM_POLYGON_AMOY: a3.url });
     expect(await markerBalance()).toBe(0n); // a3 never saw the marker
+  });
+});
+
+describe("upstream chain check", () => {
+  let mainnet: BareAnvil;
+  let sepolia: BareAnvil;
+  const marker = privateKeyToAccount(generatePrivateKey()).address;
+
+  beforeAll(async () => {
+    [mainnet, sepolia] = await Promise.all([spawnAnvil({ chainId: 1 }), spawnAnvil({ chainId: 11155111 })]);
+    await rpcDirect(mainnet.url, "anvil_setBalance", [marker, "0x1"]);
+    await rpcDirect(sepolia.url, "anvil_setBalance", [marker, "0x2"]);
+    // Both networks pointed first at a node of the other chain (a copy-paste slip in the config).
+    configureNetworks({ ...BASE_ENV, UPSTREAM_ETHEREUM_MAINNET: `${sepolia.url},${mainnet.url}`, UPSTREAM_ETHEREUM_SEPOLIA: mainnet.url });
+  }, 60_000);
+
+  afterAll(async () => {
+    configureNetworks(BASE_ENV);
+    await Promise.all([mainnet?.stop("SIGKILL"), sepolia?.stop("SIGKILL")]);
+  });
+
+  it("leaves a node of another chain out, says so once, and uses the next one for reads and writes", async () => {
+    const balance = () => result<string>("eth_getBalance", [marker, "latest"], { slug: "ethereum-mainnet" });
+    for (let i = 0; i < 3; i++) expect(await balance()).toBe("0x1");
+    const account = await fundedAccount(mainnet.url);
+    const signed = await account.signTransaction(transferTx(1));
+    expect(await node(req(1, "eth_sendRawTransaction", [signed]), { slug: "ethereum-mainnet" })).toEqual({ jsonrpc: "2.0", id: 1, result: keccak256(signed) });
+    expect((await rpcDirect(sepolia.url, "eth_getTransactionByHash", [keccak256(signed)])).result).toBeNull();
+    const said = devnets.logs.filter((l) => l.includes("ethereum-mainnet") && l.includes("is left out"));
+    expect(said).toEqual([`[evm] ethereum-mainnet: upstream ${sepolia.url} is left out: it serves chain 11155111, not 1 (check the network's UPSTREAM_ variable)`]);
+  });
+
+  it("answers -32603 naming the chain when no node serves the right one", async () => {
+    for (let i = 0; i < 2; i++) {
+      const a = await node(req(i, "eth_blockNumber"), { slug: "ethereum-sepolia" });
+      expect(a).toEqual({ jsonrpc: "2.0", id: i, error: { code: -32603, message: expect.stringContaining("upstream unreachable") } });
+      expect(a.error!.message).toContain("serves chain 1, not 11155111");
+      expect(a.error!.message).not.toContain("127.0.0.1");
+    }
+    // The catalog still answers what needs no node.
+    expect(await result("eth_chainId", [], { slug: "ethereum-sepolia" })).toBe("0xaa36a7");
   });
 });
 
@@ -582,7 +636,9 @@ describe("head cache", () => {
   });
 
   it("asks the node once however many calls arrive while the value is fresh", async () => {
-    const proxy = await startRecordingProxy(directUrl);
+    // A node of base-sepolia's real chain: the pool checks an upstream's chain id.
+    const sepolia = await spawnAnvil({ chainId: 84532, blockTimeSec: 1 });
+    const proxy = await startRecordingProxy(sepolia.url);
     try {
       configureNetworks({ ...BASE_ENV, UPSTREAM_BASE_SEPOLIA: proxy.url });
       const slug = "base-sepolia";
@@ -604,6 +660,7 @@ describe("head cache", () => {
     } finally {
       configureNetworks(BASE_ENV);
       await proxy.close();
+      await sepolia.stop("SIGKILL");
     }
   });
 });

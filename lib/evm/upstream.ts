@@ -15,7 +15,15 @@ export class UpstreamUnavailable extends Error {
 interface Target {
   url: string;
   unhealthyUntil: number;
+  /** The node answered eth_chainId with the expected chain id. */
+  chainChecked: boolean;
+  /** In flight: the eth_chainId check (one per target at a time). */
+  checking?: Promise<void>;
+  /** Set when the node serves another chain: it is never used (until the catalog changes). */
+  wrongChain?: string;
 }
+
+const CHAIN_ID_REQUEST = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] });
 
 const errorCode = (e: unknown): string | undefined => (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
 
@@ -57,12 +65,18 @@ function postJson(url: string, body: string, timeoutMs: number): Promise<{ statu
 export class UpstreamPool {
   private targets: Target[];
 
+  /**
+   * `chainId`: the chain the nodes must serve. Each node's eth_chainId is checked before its first
+   * use (a node that cannot answer yet is used anyway and checked again next time); a node of
+   * another chain is left out, loudly: its answers would contradict the catalog's chain id.
+   */
   constructor(
     urls: readonly string[],
     private readonly log: (m: string) => void = () => undefined,
     private readonly timeoutMs = UPSTREAM_TIMEOUT_MS,
+    private readonly chainId?: number | string,
   ) {
-    this.targets = urls.map((url) => ({ url, unhealthyUntil: 0 }));
+    this.targets = urls.map((url) => ({ url, unhealthyUntil: 0, chainChecked: chainId === undefined }));
   }
 
   get urls(): string[] {
@@ -71,13 +85,39 @@ export class UpstreamPool {
 
   /** Healthy targets first (in configured order), then the unhealthy ones as a last resort. */
   private order(now: number): Target[] {
-    return [...this.targets.filter((t) => t.unhealthyUntil <= now), ...this.targets.filter((t) => t.unhealthyUntil > now)];
+    const usable = this.targets.filter((t) => !t.wrongChain);
+    return [...usable.filter((t) => t.unhealthyUntil <= now), ...usable.filter((t) => t.unhealthyUntil > now)];
+  }
+
+  /** Asks a node for its chain id once; leaves it unchecked when it cannot answer now. */
+  private checkChain(target: Target): Promise<void> {
+    target.checking ??= postJson(target.url, CHAIN_ID_REQUEST, this.timeoutMs)
+      .then(({ text }) => {
+        const answer = JSON.parse(text) as { result?: unknown };
+        if (typeof answer.result !== "string" || !/^0x[0-9a-fA-F]+$/.test(answer.result)) return;
+        const served = BigInt(answer.result);
+        if (served === BigInt(this.chainId!)) target.chainChecked = true;
+        else {
+          target.wrongChain = `it serves chain ${served}, not ${this.chainId}`;
+          this.log(`upstream ${redact(target.url)} is left out: ${target.wrongChain} (check the network's UPSTREAM_ variable)`);
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (target.checking = undefined));
+    return target.checking;
   }
 
   /** POSTs a JSON-RPC body and returns the node's JSON answer, parsed. */
   async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
     let lastError: unknown;
-    for (const target of this.order(performance.now())) {
+    const order = this.order(performance.now());
+    if (order.length === 0) throw new UpstreamUnavailable(`no node serves the right chain (${this.targets.map((t) => t.wrongChain).join("; ")})`);
+    for (const target of order) {
+      if (!target.chainChecked) await this.checkChain(target);
+      if (target.wrongChain) {
+        lastError = new Error(target.wrongChain);
+        continue;
+      }
       try {
         const res = await postJson(target.url, body, this.timeoutMs);
         const text = res.text;
