@@ -66,16 +66,18 @@ async function tx(network: Network, p: ParsedParams): Promise<TxRecord> {
   return p.prove ? withProof(network, record, found.height, found.index) : record;
 }
 
+/** The `n` of a one-row count statement; null when the statement says it cannot tell. */
+async function countOf(sql: string, params: unknown[]): Promise<number | null> {
+  const [row] = await db().$queryRawUnsafe<{ n: bigint | null }[]>(sql, ...params);
+  return row?.n === null || row?.n === undefined ? null : Number(row.n);
+}
+
 /** The number of matches: from the ingestion's counters when they can tell, else by counting. */
 async function txCount(network: Network, p: ParsedParams, where: string, params: unknown[]): Promise<number> {
   const countParams: unknown[] = [network.slug];
   const fromCounters = compileTxCount(p.query!, countParams);
-  if (fromCounters) {
-    const [row] = await db().$queryRawUnsafe<{ n: bigint | null }[]>(fromCounters, ...countParams);
-    if (row && row.n !== null) return Number(row.n);
-  }
-  const [row] = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, ...params);
-  return Number(row?.n ?? 0);
+  const counted = fromCounters ? await countOf(fromCounters, countParams) : null;
+  return counted ?? (await countOf(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, params)) ?? 0;
 }
 
 /** Counts matches and reads one page ordered by (height, index): paging happens in the database. */
@@ -105,10 +107,7 @@ async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks:
   const dir = p.order === "asc" ? "ASC" : "DESC";
   const { total, rows } = await countAndPage(
     p,
-    async () => {
-      const [row] = await db().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, ...params);
-      return Number(row?.n ?? 0);
-    },
+    async () => (await countOf(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, params)) ?? 0,
     (offset) =>
       // The stored text of each body (a BlockResult): written into the response as it is.
       db().$queryRawUnsafe<Array<{ body: string }>>(

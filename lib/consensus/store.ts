@@ -102,14 +102,15 @@ class AttrStats {
   async save(client: PoolClient, network: string): Promise<void> {
     if (this.keys.size === 0) return;
     // Sorted: concurrent writers lock the counter rows in one order.
-    const keys = [...this.keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const byId = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+    const keys = [...this.keys].sort(byId);
     await client.query(
       `INSERT INTO consensus_attr_keys (network, key, txs, multi_txs)
        SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[])
        ON CONFLICT (network, key) DO UPDATE SET txs = consensus_attr_keys.txs + EXCLUDED.txs, multi_txs = consensus_attr_keys.multi_txs + EXCLUDED.multi_txs`,
       [network, keys.map(([k]) => k), keys.map(([, c]) => c.txs), keys.map(([, c]) => c.multi)],
     );
-    const values = [...this.values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    const values = [...this.values].sort(byId).map(([, v]) => v);
     await client.query(
       `INSERT INTO consensus_attr_values (network, key, value, num, time, txs)
        SELECT $1, * FROM unnest($2::text[], $3::text[], $4::numeric[], $5::timestamptz[], $6::bigint[])

@@ -4,11 +4,15 @@ import { PrismaClient } from "./generated/client";
 
 export type { Prisma } from "./generated/client";
 
-function createClient(): PrismaClient {
+function databaseUrl(): string {
   const connectionString = process.env.DATABASE_URL;
   if (!connectionString) throw new Error("DATABASE_URL is not set: start the service with `npm start`, which provides the database");
+  return connectionString;
+}
+
+function createClient(): PrismaClient {
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) }),
+    adapter: new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.DATABASE_POOL_SIZE ?? 10) }),
     // Secret columns are never selected unless a query asks for them by name.
     omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
   });
@@ -25,15 +29,12 @@ export function db(): Client {
 }
 
 /**
- * A plain node-postgres pool beside Prisma, for bulk statements (chain ingestion) whose large
- * array parameters Prisma's query layer would convert and copy once more: measured, that
- * conversion cost as much CPU as PostgreSQL's own work. Small: ingestion runs one writer per network.
+ * A plain node-postgres pool beside Prisma, for what Prisma cannot do: chain ingestion's COPY
+ * (lib/consensus/store.ts). Small: ingestion runs one writer per network.
  */
 export function rawPool(): pg.Pool {
   if (!globalForDb.__blockgateRawPool) {
-    const connectionString = process.env.DATABASE_URL;
-    if (!connectionString) throw new Error("DATABASE_URL is not set: start the service with `npm start`, which provides the database");
-    const pool = new pg.Pool({ connectionString, max: 4, allowExitOnIdle: true });
+    const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4, allowExitOnIdle: true });
     // An idle connection dropped by the server (a restart, shutdown) must not crash the process.
     pool.on("error", () => undefined);
     globalForDb.__blockgateRawPool = pool;

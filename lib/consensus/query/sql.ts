@@ -108,9 +108,8 @@ export function compileBlockQuery(query: Query, params: unknown[]): string {
   return compile(BLOCK, query, params);
 }
 
-// Stand-ins replaced once every condition is compiled: the height column in a height term, and
-// the place in each attribute subquery where the query's height bounds are repeated.
-const HEIGHT_COLUMN = "\u0000h\u0000";
+// Where the query's height bounds go in each attribute subquery, filled in once every condition
+// is compiled (a bound may come after the attribute test in the query).
 const HEIGHT_BOUNDS = "\u0000bounds\u0000";
 
 function compile(target: Target, query: Query, params: unknown[]): string {
@@ -118,10 +117,10 @@ function compile(target: Target, query: Query, params: unknown[]): string {
   const bounds: string[] = [];
   const terms = query.conditions.map((c) => {
     if (c.key === target.height.key) {
-      const term = heightTerm(HEIGHT_COLUMN, c, params);
-      // A comparison of the bare column bounds the attributes too (a.height = the row's height).
-      if (term.startsWith(`${HEIGHT_COLUMN} `)) bounds.push(term.replaceAll(HEIGHT_COLUMN, "a.height"));
-      return term.replaceAll(HEIGHT_COLUMN, target.height.column);
+      const term = heightTerm(c, params);
+      // A comparison of the height bounds the attributes too (a.height = the row's height).
+      if (term.bounds) bounds.push(term.sql("a.height"));
+      return term.sql(target.height.column);
     }
     const reserved = Object.hasOwn(target.reserved, c.key) ? target.reserved[c.key] : undefined;
     return reserved ? reserved(c, params) : attributeTerm(target, c, params);
@@ -194,25 +193,36 @@ function attributeMatch(c: Condition, params: unknown[], alias = "a"): string {
 const INT64_MAX = 9223372036854775807n;
 const CANONICAL_INTEGER = /^(0|[1-9][0-9]*)$/;
 
-function heightTerm(column: string, c: Condition, params: unknown[]): string {
+/** A height condition: its SQL for a height column, and whether it is a comparison that bounds it. */
+interface HeightTerm {
+  sql: (column: string) => string;
+  bounds: boolean;
+}
+
+const constant = (sql: "TRUE" | "FALSE"): HeightTerm => ({ sql: () => sql, bounds: false });
+
+function heightTerm(c: Condition, params: unknown[]): HeightTerm {
   const { op, operand } = c;
-  if (op === "EXISTS") return "TRUE";
+  if (op === "EXISTS") return constant("TRUE");
   if (!operand) return unsupported(c);
   if (op === "CONTAINS") {
     if (operand.kind !== "string") return unsupported(c);
-    return `strpos(${column}::text, ${param(params, operand.value)}) > 0`;
+    const value = param(params, operand.value);
+    return { sql: (column) => `strpos(${column}::text, ${value}) > 0`, bounds: false };
   }
   switch (operand.kind) {
     case "number":
-      return integerComparison(column, op, operand.value, params);
-    case "string":
+      return integerComparison(op, operand.value, params);
+    case "string": {
       if (op !== "=") return unsupported(c);
       // The height's text is canonical decimal, so only a canonical string can equal it.
-      if (!CANONICAL_INTEGER.test(operand.value) || BigInt(operand.value) > INT64_MAX) return "FALSE";
-      return `${column} = ${param(params, operand.value)}::bigint`;
+      if (!CANONICAL_INTEGER.test(operand.value) || BigInt(operand.value) > INT64_MAX) return constant("FALSE");
+      const value = param(params, operand.value);
+      return { sql: (column) => `${column} = ${value}::bigint`, bounds: true };
+    }
     case "time":
     case "date":
-      return "FALSE";
+      return constant("FALSE");
   }
 }
 
@@ -223,16 +233,17 @@ function heightTerm(column: string, c: Condition, params: unknown[]): string {
  * h < x ≡ h <= x ≡ h <= n, and h = x never holds. Operands beyond bigint's range
  * make the comparison constant.
  */
-function integerComparison(column: string, op: Comparison, value: string, params: unknown[]): string {
+function integerComparison(op: Comparison, value: string, params: unknown[]): HeightTerm {
   const [whole = "0", fraction = ""] = value.split(".");
   const n = BigInt(whole);
   let cmp: Comparison = op;
   if (/[1-9]/.test(fraction)) {
-    if (op === "=") return "FALSE";
+    if (op === "=") return constant("FALSE");
     cmp = op === ">" || op === ">=" ? ">" : "<=";
   }
-  if (n > INT64_MAX) return cmp === "<" || cmp === "<=" ? "TRUE" : "FALSE";
-  return `${column} ${cmp} ${param(params, n.toString())}::bigint`;
+  if (n > INT64_MAX) return constant(cmp === "<" || cmp === "<=" ? "TRUE" : "FALSE");
+  const bound = param(params, n.toString());
+  return { sql: (column) => `${column} ${cmp} ${bound}::bigint`, bounds: true };
 }
 
 function hashTerm(column: string, c: Condition, params: unknown[]): string {

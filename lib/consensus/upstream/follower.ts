@@ -41,13 +41,8 @@ export interface FollowerHandle {
 
 /** Removes every stored block, tx and attribute of a network. */
 export async function deleteNetworkIndex(network: string): Promise<void> {
-  await db().$transaction([
-    ...["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values"].map((table) =>
-      db().$executeRawUnsafe(`DELETE FROM ${table} WHERE network = $1`, network),
-    ),
-    db().consensusTx.deleteMany({ where: { network } }),
-    db().consensusBlock.deleteMany({ where: { network } }),
-  ]);
+  const tables = ["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values", "consensus_txs", "consensus_blocks"];
+  await db().$transaction(tables.map((table) => db().$executeRawUnsafe(`DELETE FROM ${table} WHERE network = $1`, network)));
 }
 
 async function storedHead(network: string): Promise<{ height: bigint; hash: string; chainId: string } | null> {
