@@ -11,8 +11,16 @@ const secret = z.preprocess(
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
 );
 
+const nodeEnv = z.enum(["development", "production", "test"]).default("development");
+const logLevel = z.preprocess(emptyAsUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional());
+const logFormat = z.preprocess(emptyAsUndefined, z.enum(["json", "pretty"]).optional());
+
 const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  NODE_ENV: nodeEnv,
+  /** Default: info (warn under tests). */
+  LOG_LEVEL: logLevel,
+  /** Default: json in production, pretty otherwise. */
+  LOG_FORMAT: logFormat,
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   PORT: port(3000),
   PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
@@ -105,6 +113,21 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
   return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode };
+}
+
+const logSchema = z.object({ NODE_ENV: z.preprocess(emptyAsUndefined, nodeEnv), LOG_LEVEL: logLevel, LOG_FORMAT: logFormat });
+
+/**
+ * The logger's settings alone: the logger exists before (and even when) the full configuration
+ * fails to load, so that failure can be logged. A bad value here is reported by parseEnv.
+ */
+export function logSettings(source: Record<string, string | undefined> = process.env): { level: string; format: "json" | "pretty" } {
+  const parsed = logSchema.safeParse(source);
+  const env = parsed.success ? parsed.data : { NODE_ENV: "development" as const, LOG_LEVEL: undefined, LOG_FORMAT: undefined };
+  return {
+    level: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
+    format: env.LOG_FORMAT ?? (env.NODE_ENV === "production" ? "json" : "pretty"),
+  };
 }
 
 const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env };

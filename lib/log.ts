@@ -1,0 +1,98 @@
+/**
+ * The process's structured logger (pino): JSON lines in production, readable lines through
+ * pino-pretty in development, level from LOG_LEVEL. Components log through a child carrying
+ * `component` (and, on request paths, `requestId` and `projectId`). API keys and secrets are
+ * redacted by field name and, inside any logged string, by their shape.
+ */
+import pino, { type Logger, type LoggerOptions } from "pino";
+import pretty from "pino-pretty";
+import { logSettings } from "@/lib/env";
+
+export type { Logger };
+
+/** Field paths never written to a log. */
+const REDACT_PATHS = [
+  "apiKey",
+  "*.apiKey",
+  "secret",
+  "*.secret",
+  "password",
+  "*.password",
+  "signingKey",
+  "*.signingKey",
+  "authorization",
+  "*.authorization",
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  'headers["authorization"]',
+  '*.headers["authorization"]',
+  'headers["cookie"]',
+  '*.headers["cookie"]',
+];
+
+/** API keys (`bg_` + base58), webhook signing keys (`whsec_…`) and URL credentials, wherever they appear in text. */
+const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
+  [/\bbg_[1-9A-HJ-NP-Za-km-z]{20,}/g, "bg_[redacted]"],
+  [/\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, "whsec_[redacted]"],
+  [/\/\/[^/@\s:]+:[^/@\s]+@/g, "//[redacted]@"],
+];
+
+/** Masks secrets that a message or an error text may carry (a key in a URL path, a node URL with credentials). */
+export function maskSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+function errSerializer(err: unknown) {
+  const s = pino.stdSerializers.err(err as Error) as Record<string, unknown>;
+  if (typeof s.message === "string") s.message = maskSecrets(s.message);
+  if (typeof s.stack === "string") s.stack = maskSecrets(s.stack);
+  return s;
+}
+
+function createLogger(): Logger {
+  const { level, format } = logSettings();
+  const options: LoggerOptions = {
+    level,
+    base: { pid: process.pid },
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    serializers: { err: errSerializer, error: errSerializer },
+    formatters: {
+      // Top-level text fields (a URL, a node's error text) may carry a key too.
+      log(object) {
+        for (const [k, v] of Object.entries(object)) if (typeof v === "string") object[k] = maskSecrets(v);
+        return object;
+      },
+    },
+    hooks: {
+      // Strings passed as the message (or as printf arguments) are scrubbed too.
+      logMethod(args, method) {
+        for (let i = 0; i < args.length; i++) if (typeof args[i] === "string") args[i] = maskSecrets(args[i] as string);
+        method.apply(this, args as Parameters<typeof method>);
+      },
+    },
+  };
+  if (format === "pretty") {
+    return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l", messageKey: "msg" }));
+  }
+  return pino(options);
+}
+
+const g = globalThis as unknown as { __blockgateLogger?: Logger };
+
+/** The root logger (one per process, shared by the server, the workers and the Next.js bundle). */
+export function logger(): Logger {
+  g.__blockgateLogger ??= createLogger();
+  return g.__blockgateLogger;
+}
+
+/** A child logger for one part of the service: every line carries `component` and the given fields. */
+export function componentLogger(component: string, bindings: Record<string, unknown> = {}): Logger {
+  return logger().child({ component, ...bindings });
+}
+
+/** The text of anything thrown, for a log line's message. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
