@@ -1,22 +1,5 @@
 import { randomBytes } from "node:crypto";
-
-const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-
-/** Base58 (Bitcoin alphabet) of arbitrary bytes; leading zero bytes keep their width. */
-export function base58(bytes: Uint8Array): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = "";
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  for (const b of bytes) {
-    if (b !== 0) break;
-    out = "1" + out;
-  }
-  return out;
-}
+import { base58 } from "@scure/base";
 
 export type IdPrefix = "usr" | "prj" | "key";
 
@@ -28,5 +11,5 @@ export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(16);
   const ms = BigInt(Date.now());
   for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
-  return `${prefix}_${base58(bytes).padStart(22, "1")}`;
+  return `${prefix}_${base58.encode(bytes).padStart(22, "1")}`;
 }

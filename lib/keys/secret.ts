@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { base58 } from "@scure/base";
 import { decrypt, deriveKey, encrypt, sha256Hex } from "@/lib/crypto";
-import { base58 } from "@/lib/ids";
 
 export const KEY_PREFIX = "bg_";
 /** bg_ + base58 of 24 random bytes (192 bits). */
@@ -29,7 +29,7 @@ function encryptionKey(): Buffer {
 }
 
 export function generateKeyMaterial(): KeyMaterial {
-  const secret = KEY_PREFIX + base58(randomBytes(24));
+  const secret = KEY_PREFIX + base58.encode(randomBytes(24));
   return {
     secret,
     hash: hashKey(secret),

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { bech32 } from "@scure/base";
 import {
   dataHash,
   headerHash,
@@ -17,7 +18,6 @@ import {
   type Ed25519KeyPair,
 } from "../crypto";
 import type { BlockId, BlockResult, CommitSig, ConsensusParamsResult, Header, IngestAttr, IngestBlock, IngestTx, Tag } from "../types";
-import { bech32Encode } from "./bech32";
 
 /**
  * A built-in CometBFT-style chain: four ed25519 validators that really sign every commit, blocks
@@ -67,8 +67,8 @@ export function devnetChain(network: string, chainId: string): DevnetChain {
     validators,
     validatorsHash: hex(merkleRoot(validatorLeaves)),
     consensusHash: hex(sha256(utf8(JSON.stringify(CONSENSUS_PARAMS)))),
-    accounts: Array.from({ length: 40 }, (_, i) => bech32Encode("bbn", sha(`blockgate-devnet/${network}/account/${i}`).subarray(0, 20))),
-    validatorOperators: validators.map((v) => bech32Encode("bbnvaloper", sha256(v.keys.publicKey).subarray(0, 20))),
+    accounts: Array.from({ length: 40 }, (_, i) => bech32.encodeFromBytes("bbn", sha(`blockgate-devnet/${network}/account/${i}`).subarray(0, 20))),
+    validatorOperators: validators.map((v) => bech32.encodeFromBytes("bbnvaloper", sha256(v.keys.publicKey).subarray(0, 20))),
   };
   chains.set(key, chain);
   return chain;
