@@ -9,6 +9,8 @@
  */
 import { parseArgs } from "node:util";
 import { runAdmin } from "@/lib/admin";
+import { AppError } from "@/lib/errors";
+import { errorMessage } from "@/lib/log";
 
 const [command, ...rest] = process.argv.slice(2);
 const { values } = parseArgs({
@@ -23,7 +25,9 @@ runAdmin(command, values as Record<string, string | undefined>)
     process.exit(0);
   })
   .catch((e: unknown) => {
-    const error = e as { code?: string; message?: string };
-    process.stderr.write(JSON.stringify({ error: { code: error.code ?? "ERROR", message: error.message ?? String(e) } }) + "\n");
+    // Anything else (a database that is down, say) keeps its own code, such as ECONNREFUSED or P1001.
+    const code = typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : "ERROR";
+    const error = e instanceof AppError ? e.toJSON() : { code, message: errorMessage(e) };
+    process.stderr.write(JSON.stringify({ error }) + "\n");
     process.exit(1);
   });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { AppError } from "@/lib/errors";
 import { createGateway } from "@/lib/gateway/router";
 import { publicMounts } from "@/lib/gateway/mounts";
 import type { UsageMeter } from "@/lib/usage/meter";
@@ -34,7 +35,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
     if (gateway(req, res)) return;
     if (!next) {
-      res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ code: "WRONG_ENDPOINT", message: "Not found." }));
+      const error = new AppError("WRONG_ENDPOINT", "Not found.");
+      res.writeHead(error.status, { ...error.headers, "Content-Type": "application/json" }).end(JSON.stringify(error.toJSON()));
       return;
     }
     next(req, res).catch((e: unknown) => {

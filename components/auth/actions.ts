@@ -3,6 +3,7 @@
 import { failure, ok, type ActionResult } from "@/components/action-result";
 import { signInSchema } from "@/lib/auth/schema";
 import { createUser, SignInError, verifyCredentials } from "@/lib/auth/users";
+import { AppError } from "@/lib/errors";
 
 /** Sign-up from the console form (the same service call as POST /api/sign-up). */
 export async function signUpAction(input: { email: string; password: string }): Promise<ActionResult> {
@@ -21,12 +22,12 @@ export async function signUpAction(input: { email: string; password: string }): 
  */
 export async function checkCredentialsAction(input: { email: string; password: string }): Promise<ActionResult> {
   const parsed = signInSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, code: "INVALID_PARAMETER", message: parsed.error.issues[0]?.message ?? "Enter your email and password." };
+  if (!parsed.success) return failure(new AppError("INVALID_PARAMETER", parsed.error.issues[0]?.message ?? "Enter your email and password."));
   try {
     await verifyCredentials(parsed.data.email, parsed.data.password);
     return ok(null);
   } catch (e) {
-    if (e instanceof SignInError) return { ok: false, code: "AUTHENTICATION_FAILED", message: e.message };
+    if (e instanceof SignInError) return failure(new AppError("AUTHENTICATION_FAILED", e.message));
     return failure(e);
   }
 }

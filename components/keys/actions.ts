@@ -2,6 +2,7 @@
 
 import { failure, ok, type ActionResult } from "@/components/action-result";
 import { currentUser } from "@/lib/auth/session";
+import { AppError } from "@/lib/errors";
 import { createAdditionalKey } from "@/lib/keys/service";
 import { createKeySchema } from "./types";
 
@@ -11,9 +12,9 @@ import { createKeySchema } from "./types";
  */
 export async function createKeyAction(projectId: string, input: { name: string }): Promise<ActionResult<{ id: string; apiKey: string }>> {
   const user = await currentUser();
-  if (!user) return { ok: false, code: "NO_AUTHENTICATION_FOUND", message: "Sign in to continue." };
+  if (!user) return failure(new AppError("NO_AUTHENTICATION_FOUND", "Sign in to continue."));
   const parsed = createKeySchema.safeParse(input);
-  if (!parsed.success) return { ok: false, code: "INVALID_PARAMETER", message: parsed.error.issues[0]?.message ?? "Invalid name", field: "name" };
+  if (!parsed.success) return { ...failure(new AppError("INVALID_PARAMETER", parsed.error.issues[0]?.message ?? "Invalid name")), field: "name" };
   try {
     return ok(await createAdditionalKey(user.id, String(projectId), parsed.data.name));
   } catch (e) {
