@@ -14,6 +14,5 @@ export const password = z
   .max(200, "Use at most 200 characters");
 
 export const signUpSchema = z.object({ email, password });
-export type SignUpInput = z.infer<typeof signUpSchema>;
 
 export const signInSchema = z.object({ email, password: z.string().min(1, "Enter your password").max(200) });

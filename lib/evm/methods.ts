@@ -1,20 +1,18 @@
 import type { Plan } from "@/lib/db/generated/enums";
 
 /**
- * The EVM method catalog: every JSON-RPC method the node endpoint serves, what it costs, how its
- * result may be cached and where its block parameter sits. Methods not listed are refused.
+ * The EVM method catalog: every JSON-RPC method the node endpoint serves, what it costs and
+ * whether its result may come from the head cache. Methods not listed are refused.
  * CU costs follow the usual public-gateway scale: cheap reads, heavier state and log queries,
  * expensive writes and traces; failed calls are free.
  */
 export interface MethodInfo {
   cu: number;
   /**
-   * never: always ask the node; head: valid until the next block (cached for a fraction of the
-   * block time); immutable: fixed once it exists (by hash).
+   * never: always ask the node; head: without parameters, valid until the next block (cached for
+   * a fraction of the block time).
    */
-  cache: "never" | "head" | "immutable";
-  /** Index of the block-tag parameter ("latest", a number or a hash), when the method has one. */
-  blockParam?: number;
+  cache: "never" | "head";
   /** Answered from the network catalog, never sent to a node. */
   local?: "chainId" | "netVersion" | "accounts";
   /** Sends a transaction: never retried on another node once it may have reached one. */
@@ -43,30 +41,30 @@ export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
   eth_gasPrice: { cu: 10, cache: "head" },
   eth_maxPriorityFeePerGas: { cu: 10, cache: "head" },
   eth_blobBaseFee: { cu: 10, cache: "head" },
-  eth_feeHistory: { cu: 20, cache: "never", blockParam: 1 },
+  eth_feeHistory: { cu: 20, cache: "never" },
   // State.
-  eth_getBalance: { cu: 20, cache: "never", blockParam: 1 },
-  eth_getCode: { cu: 20, cache: "never", blockParam: 1 },
-  eth_getStorageAt: { cu: 20, cache: "never", blockParam: 2 },
-  eth_getTransactionCount: { cu: 20, cache: "never", blockParam: 1 },
-  eth_getProof: { cu: 21, cache: "never", blockParam: 2 },
-  eth_call: { cu: 26, cache: "never", blockParam: 1 },
-  eth_estimateGas: { cu: 87, cache: "never", blockParam: 1 },
-  eth_createAccessList: { cu: 50, cache: "never", blockParam: 1 },
+  eth_getBalance: { cu: 20, cache: "never" },
+  eth_getCode: { cu: 20, cache: "never" },
+  eth_getStorageAt: { cu: 20, cache: "never" },
+  eth_getTransactionCount: { cu: 20, cache: "never" },
+  eth_getProof: { cu: 21, cache: "never" },
+  eth_call: { cu: 26, cache: "never" },
+  eth_estimateGas: { cu: 87, cache: "never" },
+  eth_createAccessList: { cu: 50, cache: "never" },
   // Blocks and transactions.
-  eth_getBlockByNumber: { cu: 16, cache: "never", blockParam: 0 },
-  eth_getBlockByHash: { cu: 16, cache: "immutable" },
-  eth_getBlockTransactionCountByNumber: { cu: 20, cache: "never", blockParam: 0 },
-  eth_getBlockTransactionCountByHash: { cu: 20, cache: "immutable" },
-  eth_getUncleCountByBlockNumber: { cu: 5, cache: "never", blockParam: 0 },
-  eth_getUncleCountByBlockHash: { cu: 5, cache: "immutable" },
-  eth_getUncleByBlockNumberAndIndex: { cu: 20, cache: "never", blockParam: 0 },
-  eth_getUncleByBlockHashAndIndex: { cu: 20, cache: "immutable" },
+  eth_getBlockByNumber: { cu: 16, cache: "never" },
+  eth_getBlockByHash: { cu: 16, cache: "never" },
+  eth_getBlockTransactionCountByNumber: { cu: 20, cache: "never" },
+  eth_getBlockTransactionCountByHash: { cu: 20, cache: "never" },
+  eth_getUncleCountByBlockNumber: { cu: 5, cache: "never" },
+  eth_getUncleCountByBlockHash: { cu: 5, cache: "never" },
+  eth_getUncleByBlockNumberAndIndex: { cu: 20, cache: "never" },
+  eth_getUncleByBlockHashAndIndex: { cu: 20, cache: "never" },
   eth_getTransactionByHash: { cu: 17, cache: "never" },
-  eth_getTransactionByBlockNumberAndIndex: { cu: 15, cache: "never", blockParam: 0 },
-  eth_getTransactionByBlockHashAndIndex: { cu: 15, cache: "immutable" },
+  eth_getTransactionByBlockNumberAndIndex: { cu: 15, cache: "never" },
+  eth_getTransactionByBlockHashAndIndex: { cu: 15, cache: "never" },
   eth_getTransactionReceipt: { cu: 15, cache: "never" },
-  eth_getBlockReceipts: { cu: 500, cache: "never", blockParam: 0 },
+  eth_getBlockReceipts: { cu: 500, cache: "never" },
   // Logs and filters.
   eth_getLogs: { cu: 75, cache: "never" },
   eth_newFilter: { cu: 20, cache: "never" },
@@ -79,13 +77,13 @@ export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
   eth_sendRawTransaction: { cu: 250, cache: "never", write: true },
   // Traces, on plans that include them.
   debug_traceTransaction: { cu: 309, cache: "never", plans: TRACE_PLANS },
-  debug_traceCall: { cu: 309, cache: "never", blockParam: 1, plans: TRACE_PLANS },
-  debug_traceBlockByNumber: { cu: 497, cache: "never", blockParam: 0, plans: TRACE_PLANS },
+  debug_traceCall: { cu: 309, cache: "never", plans: TRACE_PLANS },
+  debug_traceBlockByNumber: { cu: 497, cache: "never", plans: TRACE_PLANS },
   debug_traceBlockByHash: { cu: 497, cache: "never", plans: TRACE_PLANS },
 };
 
 /** Families of node-admin and devnet-control methods that are never served. */
-export const REFUSED_METHOD_PREFIXES = ["admin_", "personal_", "miner_", "anvil_", "evm_", "hardhat_", "debug_", "txpool_", "engine_", "trace_"] as const;
+const REFUSED_METHOD_PREFIXES = ["admin_", "personal_", "miner_", "anvil_", "evm_", "hardhat_", "debug_", "txpool_", "engine_", "trace_"] as const;
 
 /** Why a method is refused, in words for the caller; undefined when it is served for this plan. */
 export function refusal(method: string, plan: string): string | undefined {

@@ -29,10 +29,6 @@ export interface TxProof {
   };
 }
 
-export function txHashBytes(tx: Uint8Array): Uint8Array {
-  return sha256(tx);
-}
-
 /** SHA-256 of the raw tx bytes, upper-case hex (the `hash` of /tx and /tx_search). */
 export function txHash(tx: Uint8Array): string {
   return toHex(sha256(tx));
