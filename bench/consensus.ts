@@ -22,7 +22,12 @@ import { Plan } from "@/lib/db/generated/enums";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
-import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, percentile, prependResultsSection, spawnNode, tempDir, throwawayDatabase, secret, waitUntilReady, workerPid } from "./lib";
+import { cleanup, tempDir } from "./cleanup";
+import { spawnNode, waitUntilReady, workerPid } from "./processes";
+import { machineInfo, memoryOf } from "./resources";
+import { percentile } from "./load";
+import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
+import { secret, throwawayDatabase } from "./database";
 
 const USAGE = `Usage: npm run bench -- consensus [options]
   --blocks N          blocks to load (default 100000, the target size: about 3 min of ingestion on 2 cores)

@@ -24,32 +24,13 @@ import { db, disconnectDb } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
-import {
-  cleanup,
-  codeVersion,
-  fmt,
-  isProjectFunction,
-  machineInfo,
-  markdownTable,
-  memoryOf,
-  monotonicUs,
-  prependResultsSection,
-  RESULTS_FILE,
-  runLoad,
-  spawnNode,
-  startCpuAccounting,
-  summarizeCpuProfile,
-  tempDir,
-  waitForQuiet,
-  waitUntilReady,
-  workerPid,
-  type CpuUsage,
-  type LoadResult,
-  type Memory,
-  type ProfileSummary,
-  secret,
-  throwawayDatabase,
-} from "./lib";
+import { cleanup, tempDir } from "./cleanup";
+import { spawnNode, waitUntilReady, workerPid } from "./processes";
+import { machineInfo, memoryOf, startCpuAccounting, waitForQuiet, type CpuUsage, type Memory } from "./resources";
+import { runLoad, type LoadResult } from "./load";
+import { codeVersion, fmt, markdownTable, prependResultsSection, RESULTS_FILE } from "./results";
+import { isProjectFunction, monotonicUs, summarizeCpuProfile, type ProfileSummary } from "./cpu-profile";
+import { secret, throwawayDatabase } from "./database";
 
 /** Other processes on the machine using less than this many cores count as quiet. */
 const QUIET_CORES = 0.15;

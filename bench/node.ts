@@ -14,13 +14,19 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { anvilBinary } from "@/lib/evm/devnet/anvil";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
-import { cleanup, codeVersion, fmt, machineInfo, markdownTable, memoryOf, prependResultsSection, runLoad, sleep, spawnNode, startCpuAccounting, tempDir, throwawayDatabase, secret, waitUntilReady, workerPid, type LoadResult } from "./lib";
+import { cleanup, tempDir } from "./cleanup";
+import { spawnNode, waitUntilReady, workerPid } from "./processes";
+import { machineInfo, memoryOf, startCpuAccounting } from "./resources";
+import { runLoad, type LoadResult } from "./load";
+import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
+import { secret, throwawayDatabase } from "./database";
 
 const USAGE = `Usage: npm run bench -- node [options]
   --duration S      measured seconds per run (default 8)

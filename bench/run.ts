@@ -1,10 +1,12 @@
 /**
  * `npm run bench -- <name> [options]`: runs one named benchmark, prints its results and records
  * them in bench/RESULTS.md. Each benchmark is a module exporting `(argv) => Promise<exit code>`,
- * loaded only when asked for; bench/lib.ts holds the shared pieces (cleanup on failure and
- * Ctrl-C, child processes, autocannon runs, /proc memory samples, RESULTS.md).
+ * loaded only when asked for. Shared pieces: cleanup.ts (undo steps on failure and Ctrl-C),
+ * processes.ts (child processes), load.ts (autocannon runs), resources.ts (machine, CPU and
+ * memory from /proc), cpu-profile.ts, results.ts (RESULTS.md) and database.ts (a throwaway
+ * PostgreSQL and secrets).
  */
-import { runWithCleanup } from "./lib";
+import { runWithCleanup } from "./cleanup";
 
 export type Benchmark = (argv: string[]) => Promise<number>;
 
