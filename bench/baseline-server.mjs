@@ -13,6 +13,8 @@
 //   BASELINE_MODE=jsonrpc BENCH_RESULT=0x1 PORT=8545 node bench/baseline-server.mjs
 import { createServer } from "node:http";
 
+/** @typedef {(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void} Handler */
+
 const mode = process.env.BASELINE_MODE ?? "constant";
 if (mode !== "constant" && mode !== "jsonrpc") throw new Error(`BASELINE_MODE must be "constant" or "jsonrpc", got "${mode}"`);
 
@@ -25,16 +27,19 @@ const defaultHeaders = {
 };
 const ownHeaders = process.env.BENCH_HEADERS ? JSON.parse(process.env.BENCH_HEADERS) : defaultHeaders;
 
+/** @returns {Handler} */
 function constantHandler() {
   const body = Buffer.from(process.env.BENCH_BODY ?? '{"jsonrpc":"2.0","id":1,"result":"0x1"}');
   const headers = { ...ownHeaders, "content-length": body.length };
   return (req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
-    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("data", (/** @type {Buffer} */ chunk) => chunks.push(chunk));
     req.on("end", () => res.writeHead(200, headers).end(body));
   };
 }
 
+/** @returns {Handler} */
 function jsonRpcHandler() {
   const result = process.env.BENCH_RESULT ?? "0x1";
   // Written out like a hand-written server (and the gateway, lib/gateway/router.ts) would: an
@@ -55,6 +60,7 @@ function jsonRpcHandler() {
   const idPrefix = sampleId.slice(0, sampleId.length - counterWidth);
   let counter = 0;
   const nextRequestId = () => `${idPrefix}${(++counter).toString(36).padStart(counterWidth, "0")}`;
+  /** @type {(res: import("node:http").ServerResponse, status: number, payload: unknown) => void} */
   const reply = (res, status, payload) => {
     const body = JSON.stringify(payload);
     res.writeHead(status, {
@@ -67,12 +73,13 @@ function jsonRpcHandler() {
     res.end(body);
   };
   return (req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
-    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("data", (/** @type {Buffer} */ chunk) => chunks.push(chunk));
     req.on("end", () => {
       let request;
       try {
-        request = JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString("utf8"));
+        request = JSON.parse((chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks)).toString("utf8"));
       } catch {
         reply(res, 400, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } });
         return;
@@ -83,7 +90,10 @@ function jsonRpcHandler() {
 }
 
 const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, mode === "jsonrpc" ? jsonRpcHandler() : constantHandler());
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? "127.0.0.1", () => console.log(`listening on ${server.address().port} (${mode})`));
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? "127.0.0.1", () => {
+  const address = server.address();
+  console.log(`listening on ${typeof address === "object" && address ? address.port : address} (${mode})`);
+});
 process.on("SIGTERM", () => {
   server.close(() => process.exit(0));
   server.closeIdleConnections();

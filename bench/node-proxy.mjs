@@ -6,8 +6,9 @@ import { Agent, createServer, request } from "node:http";
 const upstream = new URL(process.env.UPSTREAM_URL ?? "http://127.0.0.1:8545");
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 createServer((req, res) => {
+  /** @type {Buffer[]} */
   const chunks = [];
-  req.on("data", (c) => chunks.push(c));
+  req.on("data", (/** @type {Buffer} */ c) => chunks.push(c));
   req.on("end", () => {
     const body = Buffer.concat(chunks);
     const up = request(upstream, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": body.length } }, (ur) => {

@@ -9,6 +9,7 @@ import path from "node:path";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = path.join(root, "node_modules", "prisma", "build", "index.js");
 if (!existsSync(cli)) process.exit(0); // production install without dev tools: nothing to generate
+/** @type {NodeJS.ProcessEnv} */
 const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" };
 if (!env.PRISMA_SCHEMA_ENGINE_BINARY) env.PRISMA_SCHEMA_ENGINE_BINARY = process.execPath;
 const result = spawnSync(process.execPath, [cli, "generate"], { cwd: root, env, stdio: "inherit" });

@@ -13,7 +13,9 @@ const outfile = path.join(outDir, "start.mjs");
 const stamp = path.join(outDir, "start.sha256");
 
 function fingerprint() {
+  /** @type {Array<string | number>} */
   const entries = [];
+  /** @param {string} p */
   const walk = (p) => {
     const st = statSync(p);
     if (st.isFile()) return void (/\.tsx?$/.test(p) && !/\.test\.ts$/.test(p) && entries.push(`${p}:${st.size}:${st.mtimeMs}`));
