@@ -2,13 +2,29 @@ import "@fontsource-variable/inter";
 import "./globals.css";
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import { publicOrigin } from "@/components/console/project-access";
 import { Providers } from "@/components/providers";
 import { ThemeScript } from "@/components/theme/theme-script";
 
-export const metadata: Metadata = {
-  title: { default: "Blockgate", template: "%s · Blockgate" },
-  description: "Self-hostable blockchain node access: API keys, endpoints and webhooks.",
-};
+const DESCRIPTION = "Self-hostable blockchain node access: API keys, endpoints and webhooks.";
+/** public/social-card.png, rendered by scripts/generate-public-assets.ts. */
+const SOCIAL_CARD = { url: "/social-card.png", width: 1200, height: 630, alt: "Blockgate: self-hostable blockchain node access" };
+
+/**
+ * Per request, because the public URL (which makes the card's URL absolute, as Open Graph
+ * requires) is configured when the server starts, not when the console is built.
+ */
+export function generateMetadata(): Metadata {
+  return {
+    metadataBase: new URL(publicOrigin()),
+    title: { default: "Blockgate", template: "%s · Blockgate" },
+    description: DESCRIPTION,
+    // app/icon.svg comes first (Next.js adds it); the ICO is for browsers without SVG icons.
+    icons: { icon: [{ url: "/favicon.ico", sizes: "16x16 32x32 48x48" }] },
+    openGraph: { type: "website", siteName: "Blockgate", title: "Blockgate", description: DESCRIPTION, images: [SOCIAL_CARD] },
+    twitter: { card: "summary_large_image", title: "Blockgate", description: DESCRIPTION, images: [SOCIAL_CARD] },
+  };
+}
 
 export const viewport: Viewport = {
   themeColor: [
