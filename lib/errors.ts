@@ -1,6 +1,6 @@
 /**
- * One error type for the public API and the console API: a code from REFERENCE.md's table,
- * its HTTP status, and a message written for the person who made the request.
+ * One error type for the public API and the console API: a code from the table in README.md
+ * ("Errors"), its HTTP status, and a message written for the person who made the request.
  */
 export const ERROR_STATUS = {
   MISSING_REQUIRED_PARAMETER: 400,

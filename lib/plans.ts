@@ -10,7 +10,7 @@ export interface PlanLimits {
   maxKeys: number;
 }
 
-/** REFERENCE.md §1. Allowances reset at 00:00 UTC. */
+/** The plans of README.md ("Compute units and plans"). Allowances reset at 00:00 UTC. */
 export const PLANS: Record<Plan, PlanLimits> = {
   FREE: { label: "Starter (free)", allowanceCu: 1_000_000, period: "day", cuPerSecond: 300, maxKeys: 1 },
   STARTER_PLUS: { label: "Starter Plus", allowanceCu: 100_000_000, period: "month", cuPerSecond: 400, maxKeys: 3 },

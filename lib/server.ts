@@ -26,7 +26,7 @@ export interface RunningServer {
 
 /**
  * One HTTP server, one port: public API paths go to the lean gateway router, everything else
- * to Next.js (DESIGN.md, "Two request paths in one server").
+ * to Next.js, so an API request never pays for the console's rendering stack.
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.log ?? ((m: string) => console.error(m));

@@ -1,4 +1,7 @@
-/** JSON shapes of the consensus-chain results, field by field as SPEC.md lists them. */
+/**
+ * JSON shapes of the consensus-chain results that /rpc serves, field by field; they follow
+ * CometBFT's RPC results (https://docs.cometbft.com/v0.38/rpc/).
+ */
 
 import type { BlockHeader, BlockId, TxProof } from "./crypto";
 

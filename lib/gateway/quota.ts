@@ -22,8 +22,8 @@ export function periodStart(period: "day" | "month", now: number): number {
 }
 
 /**
- * Plan allowance per project (REFERENCE.md §1: free plan 1M CU a day, paid plans a month, reset
- * at 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
+ * Plan allowance per project (lib/plans.ts: the free plan 1M CU a UTC day, paid plans a UTC month,
+ * reset at 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
  * background every 30 s, so the hot path only waits for the database on a project's first call.
  */
 export class QuotaTracker {

@@ -1,6 +1,6 @@
 /**
  * Real CometBFT `/block` + `/block_results` → the block, transactions and attributes we store.
- * The stored shapes are the SPEC's (types.ts): txs as `data: string[]`, evidence as a list,
+ * The stored shapes are the ones /rpc serves (types.ts): txs as `data: string[]`, evidence as a list,
  * commit signatures with type/height/round/block_id/validator_index, tx results with tags.
  */
 import { z } from "zod";
@@ -43,7 +43,7 @@ const lightClientAttack = z.object({
 });
 
 /**
- * Evidence in the SPEC's shape: a duplicate vote names its validator; a light-client attack gives
+ * Evidence in the served shape (types.ts): a duplicate vote names its validator; a light-client attack gives
  * one item per byzantine validator. Anything else keeps its type with empty details.
  */
 function toEvidence(item: unknown): Evidence[] {

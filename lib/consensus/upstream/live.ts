@@ -123,7 +123,7 @@ export async function upstreamNetInfo(network: Network): Promise<NetInfoResult> 
   };
 }
 
-/** The node's consensus parameters at a height our index holds, in the SPEC's shape. */
+/** The node's consensus parameters at a height our index holds, in the served shape (types.ts). */
 export async function upstreamConsensusParams(network: Network, height: bigint): Promise<ConsensusParamsResult> {
   const client = upstreamClient(network);
   // Parameters at a past height never change: cache them for as long as they stay in the cache.
