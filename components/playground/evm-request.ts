@@ -1,64 +1,32 @@
 /**
- * The EVM playground's request logic, free of React: the methods it offers, their parameter
- * templates filled from the chain's own data, checking the params JSON, and the curl and viem
- * snippets that repeat a request.
+ * The EVM tab's request logic, free of React: the methods it offers (from the gateway's catalog),
+ * their parameter templates filled from the chain's own data, checking the params JSON, the
+ * request, and the viem snippet that repeats it.
  */
 import type { EvmExamples } from "@/lib/evm/examples";
-import { EVM_METHODS } from "@/lib/evm/methods";
+import { EVM_METHOD_SUMMARIES, EVM_METHODS } from "@/lib/evm/methods";
+import { isRecord, type PlaygroundRequest } from "./send";
+import type { PlaygroundNetwork } from "./types";
 
 export type { EvmExamples };
 
-export const EVM_PLAYGROUND_METHODS = [
-  "eth_blockNumber",
-  "eth_chainId",
-  "eth_getBalance",
-  "eth_getBlockByNumber",
-  "eth_getTransactionByHash",
-  "eth_getTransactionReceipt",
-  "eth_getLogs",
-  "eth_call",
-  "eth_estimateGas",
-  "eth_gasPrice",
-  "eth_feeHistory",
-  "net_version",
-  "web3_clientVersion",
-] as const;
+export type EvmPlaygroundMethod = keyof typeof EVM_METHOD_SUMMARIES;
 
-export type EvmPlaygroundMethod = (typeof EVM_PLAYGROUND_METHODS)[number];
+/** The methods the playground offers, from the gateway's catalog, in its order. */
+export const EVM_PLAYGROUND_METHODS = Object.keys(EVM_METHOD_SUMMARIES) as EvmPlaygroundMethod[];
 
 export function isEvmPlaygroundMethod(m: string): m is EvmPlaygroundMethod {
-  return (EVM_PLAYGROUND_METHODS as readonly string[]).includes(m);
+  return Object.hasOwn(EVM_METHOD_SUMMARIES, m);
 }
 
-export const EVM_METHOD_DESCRIPTIONS: Record<EvmPlaygroundMethod, string> = {
-  eth_blockNumber: "Number of the latest block.",
-  eth_chainId: "The chain id, as transactions are signed for it.",
-  eth_getBalance: "Native balance of an address at a block.",
-  eth_getBlockByNumber: "A block by number or tag, with hashes or full transactions.",
-  eth_getTransactionByHash: "A transaction by its hash.",
-  eth_getTransactionReceipt: "Status, gas used and logs of a mined transaction.",
-  eth_getLogs: "Event logs matching an address, topics and a block range.",
-  eth_call: "Runs a contract call without a transaction.",
-  eth_estimateGas: "Gas a transaction would use.",
-  eth_gasPrice: "Current gas price.",
-  eth_feeHistory: "Base fees and priority-fee percentiles of recent blocks.",
-  net_version: "The network id, in decimal.",
-  web3_clientVersion: "The node software's version.",
-};
-
-/** CU of a method, from the gateway's catalog. */
+/** CU of a method, from the gateway's catalog (which has every method the playground offers). */
 export function evmCu(method: EvmPlaygroundMethod): number {
-  return EVM_METHODS[method]?.cu ?? 0;
+  return EVM_METHODS[method]!.cu;
 }
 
 /** What the browser needs about an EVM network (never its upstream URLs). */
-export interface EvmPlaygroundNetwork {
-  slug: string;
-  displayName: string;
-  /** The chain id this deployment answers with (the devnet's own on a devnet), in decimal. */
-  chainId: string;
+export interface EvmPlaygroundNetwork extends PlaygroundNetwork {
   currency: string;
-  source: "devnet" | "upstream";
 }
 
 export const evmExamplesQueryKey = (projectId: string, network: string) => ["playground-evm-examples", projectId, network] as const;
@@ -110,7 +78,10 @@ export const formatParams = (params: unknown[]): string => (params.length === 0 
 
 export type ParamsCheck = { ok: true; params: unknown[] } | { ok: false; error: string };
 
-/** The params text must be JSON and an array (JSON-RPC's positional params). */
+/**
+ * The params text must be JSON and an array. The endpoint also forwards params by name (an
+ * object), but Ethereum nodes take positional params only, and the templates are arrays.
+ */
 export function checkParams(text: string): ParamsCheck {
   if (text.trim() === "") return { ok: false, error: "Enter the params as a JSON array, such as []." };
   let parsed: unknown;
@@ -125,23 +96,14 @@ export function checkParams(text: string): ParamsCheck {
 
 export const nodePath = (slug: string) => `/node/${slug}`;
 
-export function requestBody(method: string, params: unknown[]): string {
-  return JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
-}
-
-/** Single-quotes a string for a POSIX shell. */
-export function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-export function evmCurlCommand(origin: string, slug: string, key: string, body: string): string {
-  return `curl -s ${shellQuote(`${origin}${nodePath(slug)}`)} \\\n  -H 'Content-Type: application/json' -H ${shellQuote(`X-API-KEY: ${key}`)} \\\n  -d ${shellQuote(body)}`;
+/** A JSON-RPC 2.0 request, POSTed to the network's node endpoint. */
+export function evmRequest(slug: string, method: string, params: unknown[]): PlaygroundRequest {
+  return { method: "POST", path: nodePath(slug), headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) };
 }
 
 /** The RPC URL with the key in the path, as a wallet takes it. */
 export const walletRpcUrl = (origin: string, slug: string, key: string) => `${origin}${nodePath(slug)}/${key}`;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isHex = (v: unknown): v is string => typeof v === "string" && /^0x[0-9a-fA-F]*$/.test(v);
 const BLOCK_TAGS = ["latest", "earliest", "pending", "safe", "finalized"];
 

@@ -6,7 +6,7 @@ import { Input, Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import type { ParamSpec } from "@/lib/consensus/catalog";
 import type { QueryError } from "@/lib/consensus/query/parse";
-import { queryExcerpt, typeSummary, type ParamCheck } from "./request";
+import { queryExcerpt, typeSummary, type FieldCheck } from "./request";
 import type { ParamExample } from "./types";
 
 export interface ParamFieldProps {
@@ -14,7 +14,7 @@ export interface ParamFieldProps {
   id: string;
   spec: ParamSpec;
   value: string;
-  check: ParamCheck;
+  check: FieldCheck;
   example: ParamExample | null;
   onChange: (value: string) => void;
 }
@@ -155,20 +155,22 @@ export function ParamField({ id, spec, value, check, example, onChange }: ParamF
     );
   }
 
-  const queryError = check.queryError;
+  const query = check.query;
   return (
     <div className="space-y-1.5">
       {label}
       {control}
-      {queryError ? (
+      {query ? (
         <QueryCaret
-          query={value}
-          error={queryError}
+          query={query.text}
+          error={query.error}
           onLocate={() => {
             const el = input.current;
             if (!el) return;
+            // The endpoint reads the query trimmed and unquoted: its offsets count from `start`.
+            const at = query.start + query.error.offset;
             el.focus();
-            el.setSelectionRange(queryError.offset, Math.min(queryError.offset + 1, value.length));
+            el.setSelectionRange(at, Math.min(at + 1, value.length));
           }}
         />
       ) : null}

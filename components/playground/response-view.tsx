@@ -9,21 +9,7 @@ import { CopyButton } from "@/components/ui/copy-button";
 import { formatNumber } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
 import { JsonTree } from "./json-tree";
-import type { Outcome, RawResponse } from "./request";
-
-interface Sent {
-  /** Increases with every request, so a new answer starts with a fresh tree. */
-  seq: number;
-  networkName: string;
-  method: string;
-  path: string;
-  /** The HTTP method shown before the path; GET when absent. */
-  httpMethod?: string;
-}
-
-export type Exchange =
-  | (Sent & RawResponse & { kind: "response"; outcome: Outcome; cu: number })
-  | (Sent & { kind: "failed"; message: string });
+import type { Exchange } from "./send";
 
 const TREE_DEPTH = 2;
 const ALL = 64;
@@ -183,7 +169,7 @@ export function ResponseView({ exchange, pending }: { exchange: Exchange | null;
         description={
           exchange ? (
             <code data-testid="response-path" className="break-all text-fg">
-              {exchange.httpMethod ?? "GET"} {exchange.path}
+              {exchange.httpMethod} {exchange.path}
             </code>
           ) : (
             "Send a request to see the answer here."

@@ -102,3 +102,23 @@ export function refusal(method: string, plan: string): string | undefined {
   }
   return `The method ${name} does not exist or is not available.`;
 }
+
+/**
+ * The methods the console playground offers, in its order, with what each answers. Every one is
+ * in EVM_METHODS and served on every plan (the playground tests say so).
+ */
+export const EVM_METHOD_SUMMARIES = {
+  eth_blockNumber: "Number of the latest block.",
+  eth_chainId: "The chain id, as transactions are signed for it.",
+  eth_getBalance: "Native balance of an address at a block.",
+  eth_getBlockByNumber: "A block by number or tag, with hashes or full transactions.",
+  eth_getTransactionByHash: "A transaction by its hash.",
+  eth_getTransactionReceipt: "Status, gas used and logs of a mined transaction.",
+  eth_getLogs: "Event logs matching an address, topics and a block range.",
+  eth_call: "Runs a contract call without a transaction.",
+  eth_estimateGas: "Gas a transaction would use.",
+  eth_gasPrice: "Current gas price.",
+  eth_feeHistory: "Base fees and priority-fee percentiles of recent blocks.",
+  net_version: "The network id, in decimal.",
+  web3_clientVersion: "The node software's version.",
+} as const satisfies Record<string, string>;
