@@ -84,6 +84,8 @@ describe("launcher", () => {
       NODE_ENV: "test",
       DEVNETS: "on",
       CONSENSUS_BLOCK_TIME_MS: "200",
+      // The producers say they started at info level (hidden by default under NODE_ENV=test).
+      LOG_LEVEL: "info",
     });
     await waitFor(() => /producing devnet blocks/.test(launcher.output()), 60_000, `the devnet producers to start:\n${launcher.output()}`);
     await new Promise((r) => setTimeout(r, 600));

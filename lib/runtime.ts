@@ -78,10 +78,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       for (const n of networks()) {
         if (n.family !== "consensus") continue;
         if (n.source.kind === "upstream") {
-          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, log });
+          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT });
           stops.push(() => follower.stop());
         } else if (env.DEVNETS === "on") {
-          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, log });
+          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS });
           stops.push(() => producer.stop());
         }
       }

@@ -6,6 +6,13 @@ import { db, rawPool } from "@/lib/db/client";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
 
+/**
+ * The background worker kind that writes a network's index, keyed by the network's slug: the
+ * devnet producer and the upstream follower take the same leader lock, so one process writes a
+ * network's index whatever its source.
+ */
+export const INDEX_WRITER_KIND = "consensus-index";
+
 /** Longest value that is indexed: B-tree entries are limited to about 2.7 kB. */
 const MAX_INDEXED_VALUE = 2048;
 

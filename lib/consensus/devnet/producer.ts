@@ -1,9 +1,9 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { db } from "@/lib/db/client";
+import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
+import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
 import { merkleRoot, sha256, toHex, utf8 } from "../crypto";
-import { IndexWriterLock } from "../index-lock";
-import { insertBlocks } from "../store";
+import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { BlockResult, TxResult } from "../types";
 import { buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
 
@@ -34,72 +34,49 @@ async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null | "f
   };
 }
 
-export interface ProducerHandle {
-  stop(): Promise<void>;
+export interface ProducerOptions {
+  databaseUrl: string;
+  blockTimeMs: number;
+  /** Receives the producer's lines and its worker's (for tests); default: componentLogger("consensus", { network }) and the worker's own. */
+  logger?: Logger;
 }
+
+export type ProducerHandle = WorkerHandle;
 
 /**
  * Produces a block every `blockTimeMs` for a consensus network that has no upstream. Only one
- * process produces per network: the one holding a PostgreSQL advisory lock (others wait and take
- * over if it stops).
+ * process produces per network: the leader of its index writer (others wait and take over if it
+ * stops).
  */
-export function startDevnetProducer(network: Network, opts: { databaseUrl: string; blockTimeMs: number; log: (m: string) => void }): ProducerHandle {
+export function startDevnetProducer(network: Network, opts: ProducerOptions): ProducerHandle {
   const chain = devnetChain(network.slug, String(network.devnetChainId));
-  let stopped = false;
-  // Aborted by stop(): a pending wait ends at once instead of hanging the shutdown.
-  const abort = new AbortController();
-  let running: Promise<void> = Promise.resolve();
-  const lock = new IndexWriterLock(opts.databaseUrl, network.slug);
-
-  const loop = async () => {
-    let prev: PreviousBlock | null | undefined;
-    while (!stopped) {
-      try {
-        if (lock.isLost) prev = undefined;
-        if (prev === undefined) {
-          if (!(await lock.tryAcquire())) {
-            await sleep(5000, () => stopped);
-            continue;
-          }
-          const head = await resumeFrom(chain);
-          if (head === "foreign") {
-            opts.log(`[consensus] ${network.slug}: the index holds blocks of another chain (an upstream's); not producing devnet blocks on top of them`);
-            await lock.release();
-            return;
-          }
-          prev = head;
-          opts.log(`[consensus] ${network.slug}: producing devnet blocks from height ${prev ? prev.height + 1n : 1n} (chain id ${chain.chainId})`);
-        }
-        const started = Date.now();
-        const time = new Date(Math.max(started, prev ? prev.time.getTime() + 1 : 0));
-        const height = prev ? prev.height + 1n : 1n;
-        const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
-        await insertBlocks(network.slug, [block]);
-        prev = next;
-        await sleep(Math.max(0, opts.blockTimeMs - (Date.now() - started)), () => stopped);
-      } catch (e) {
-        opts.log(`[consensus] ${network.slug}: block production failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
-        prev = undefined;
-        await lock.release();
-        await sleep(2000, () => stopped);
+  const log = opts.logger ?? componentLogger("consensus", { network: network.slug });
+  return startWorker<{ prev: PreviousBlock | null }>({
+    kind: INDEX_WRITER_KIND,
+    key: network.slug,
+    leader: { databaseUrl: opts.databaseUrl },
+    logger: opts.logger,
+    async init() {
+      const head = await resumeFrom(chain);
+      if (head === "foreign") {
+        log.warn("the index holds blocks of another chain (an upstream's); not producing devnet blocks on top of them");
+        return WORKER_DONE;
       }
-    }
-  };
-
-  function sleep(ms: number, cancelled: () => boolean): Promise<void> {
-    if (cancelled()) return Promise.resolve();
-    return delay(ms, undefined, { signal: abort.signal }).catch(() => undefined);
-  }
-
-  running = loop();
-  return {
-    async stop() {
-      stopped = true;
-      abort.abort();
-      await running.catch(() => undefined);
-      await lock.release();
+      log.info(`producing devnet blocks from height ${head ? head.height + 1n : 1n} (chain id ${chain.chainId})`);
+      return { prev: head };
     },
-  };
+    async step(state) {
+      const { prev } = state;
+      const started = Date.now();
+      const time = new Date(Math.max(started, prev ? prev.time.getTime() + 1 : 0));
+      const height = prev ? prev.height + 1n : 1n;
+      const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
+      await insertBlocks(network.slug, [block]);
+      state.prev = next;
+      return Math.max(0, opts.blockTimeMs - (Date.now() - started));
+    },
+    classify: () => ({ what: "block production failed" }),
+  });
 }
 
 /**

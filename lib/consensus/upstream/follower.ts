@@ -1,9 +1,9 @@
-import { setTimeout as delay } from "node:timers/promises";
-import { IndexWriterLock } from "../index-lock";
 import { db } from "@/lib/db/client";
+import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
+import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
 import { RpcError } from "../rpc-error";
-import { insertBlocks } from "../store";
+import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { IngestBlock } from "../types";
 import { UpstreamUnavailableError, upstreamClient, type CometClient } from "./client";
 import type { CometStatus } from "./comet";
@@ -17,7 +17,6 @@ export const POLL_MS = 1000;
 export const DEFAULT_LOOKBACK = 100n;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
-const LOCK_RETRY_MS = 5000;
 const PROGRESS_LOG_MS = 30_000;
 
 /** The node serves something we must not store under this network (another chain, a broken link). */
@@ -29,14 +28,20 @@ export interface FollowerOptions {
   databaseUrl: string;
   /** First height to ingest when the index is empty; default: the node's latest height minus 100. */
   startHeight?: bigint;
-  log: (message: string) => void;
-  /** Overrides for tests. */
+  /** Overrides for tests (the logger receives the follower's lines and its worker's). */
   client?: CometClient;
   pollMs?: number;
+  logger?: Logger;
 }
 
-export interface FollowerHandle {
-  stop(): Promise<void>;
+export type FollowerHandle = WorkerHandle;
+
+/** Where the follower stands: the next height to ingest, and the hash it must link to. */
+interface Position {
+  next: bigint;
+  prevHash: string | undefined;
+  nodeLatest: bigint;
+  lastProgressLog: number;
 }
 
 /** Removes every stored block, tx and attribute of a network. */
@@ -59,21 +64,17 @@ const reason = (e: unknown) => (e instanceof RpcError ? `${e.message}: ${e.data}
 /**
  * Follows a consensus network's upstream node into our index: block and block_results of every
  * height, in order, from where the index stops (or from `startHeight` when it is empty), then
- * each new block as the node commits it. One process follows a network: the one holding its
- * PostgreSQL advisory lock (others wait and take over if it stops). Node failures are retried
- * with exponential backoff and logged once per streak.
+ * each new block as the node commits it. One process follows a network: the leader of its index
+ * writer (others wait and take over if it stops). Node failures are retried with exponential
+ * backoff and logged once per streak; database and lock failures start over from the stored
+ * head under a fresh lock.
  */
 export function startUpstreamFollower(network: Network, opts: FollowerOptions): FollowerHandle {
   const slug = network.slug;
   const client = opts.client ?? upstreamClient(network);
   const chainId = String(network.chainId);
   const pollMs = opts.pollMs ?? POLL_MS;
-  const log = (m: string) => opts.log(`[consensus] ${slug}: ${m}`);
-  const abort = new AbortController();
-  const signal = abort.signal;
-  let stopped = false;
-  const lock = new IndexWriterLock(opts.databaseUrl, slug);
-  const sleep = (ms: number) => delay(ms, undefined, { signal }).catch(() => undefined);
+  const log = opts.logger ?? componentLogger("consensus", { network: slug });
 
   const checkChain = (status: CometStatus) => {
     if (status.node_info.network !== chainId) {
@@ -86,7 +87,7 @@ export function startUpstreamFollower(network: Network, opts: FollowerOptions): 
     let head = await storedHead(slug);
     if (head && head.chainId === String(network.devnetChainId)) {
       // Blocks the built-in devnet made before an upstream was configured: not this chain's.
-      log(`removing the devnet blocks (chain ${head.chainId}) stored before the upstream was configured`);
+      log.info(`removing the devnet blocks (chain ${head.chainId}) stored before the upstream was configured`);
       await deleteNetworkIndex(slug);
       head = null;
     }
@@ -96,16 +97,16 @@ export function startUpstreamFollower(network: Network, opts: FollowerOptions): 
     const earliest = BigInt(status.sync_info.earliest_block_height);
     let start = opts.startHeight ?? latest - DEFAULT_LOOKBACK;
     if (start < earliest) {
-      if (opts.startHeight !== undefined) log(`start height ${start} is below the node's earliest block ${earliest}: starting there`);
+      if (opts.startHeight !== undefined) log.warn(`start height ${start} is below the node's earliest block ${earliest}: starting there`);
       start = earliest;
     }
     return { next: start < 1n ? 1n : start, prevHash: undefined };
   };
 
-  const fetchBlock = async (height: bigint): Promise<IngestBlock> => {
+  const fetchBlock = async (height: bigint, signal: AbortSignal): Promise<IngestBlock> => {
     const [block, results] = await Promise.all([client.block(height, signal), client.blockResults(height, signal)]);
     if (block.block.header.height !== height.toString()) throw new ConversionError(`asked for block ${height}, got ${block.block.header.height}`);
-    return toIngestBlock(block, results, { warn: log });
+    return toIngestBlock(block, results, { warn: (m) => log.warn(m) });
   };
 
   /** Refuses a batch that is not the continuation of what is stored. */
@@ -121,81 +122,49 @@ export function startUpstreamFollower(network: Network, opts: FollowerOptions): 
     }
   };
 
-  const loop = async () => {
-    let next: bigint | undefined;
-    let prevHash: string | undefined;
-    let nodeLatest = 0n;
-    let failures = 0;
-    let lastProgressLog = 0;
-    let waitingLogged = false;
-    const recovered = (at: bigint) => {
-      if (failures > 0) log(`recovered after ${failures} failed attempt${failures === 1 ? "" : "s"}; continuing at height ${at}`);
-      failures = 0;
-    };
-    while (!stopped) {
-      try {
-        if (lock.isLost) next = undefined;
-        if (next === undefined) {
-          if (!(await lock.tryAcquire())) {
-            if (!waitingLogged) log("another process writes this network's index; waiting to take over");
-            waitingLogged = true;
-            await sleep(LOCK_RETRY_MS);
-            continue;
-          }
-          waitingLogged = false;
-          const status = await client.status(signal);
-          checkChain(status);
-          nodeLatest = BigInt(status.sync_info.latest_block_height);
-          ({ next, prevHash } = await resume(status));
-          log(`following ${client.labels.join(", ")} from height ${next} (node at ${nodeLatest})`);
-          lastProgressLog = Date.now();
-        }
-        if (next > nodeLatest) {
-          const status = await client.status(signal);
-          checkChain(status);
-          nodeLatest = BigInt(status.sync_info.latest_block_height);
-        }
-        if (next > nodeLatest) {
-          recovered(next);
-          await sleep(pollMs);
-          continue;
-        }
-        const last = next + BigInt(BATCH_SIZE) - 1n < nodeLatest ? next + BigInt(BATCH_SIZE) - 1n : nodeLatest;
-        const heights: bigint[] = [];
-        for (let h = next; h <= last; h++) heights.push(h);
-        const blocks = await Promise.all(heights.map(fetchBlock));
-        checkLinks(blocks, prevHash);
-        await insertBlocks(slug, blocks);
-        next = last + 1n;
-        prevHash = blocks.at(-1)?.result.block_id.hash;
-        recovered(next);
-        if (Date.now() - lastProgressLog >= PROGRESS_LOG_MS) {
-          log(`ingested up to height ${last} (node at ${nodeLatest})`);
-          lastProgressLog = Date.now();
-        }
-      } catch (e) {
-        if (stopped) break;
-        failures++;
-        const fromNode = e instanceof UpstreamUnavailableError || e instanceof RpcError || e instanceof ConversionError || e instanceof RefusedError;
-        const what = e instanceof RefusedError ? "not ingesting" : fromNode ? "upstream failed" : "ingestion failed";
-        if (failures === 1) log(`${what}, retrying with backoff (up to ${MAX_RETRY_MS / 1000} s): ${reason(e)}`);
-        if (!fromNode) {
-          // Database or lock trouble: start over from the stored head under a fresh lock.
-          next = undefined;
-          await lock.release();
-        }
-        await sleep(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 10)));
-      }
-    }
+  const classify = (e: unknown): Failure => {
+    const fromNode = e instanceof UpstreamUnavailableError || e instanceof RpcError || e instanceof ConversionError || e instanceof RefusedError;
+    const what = e instanceof RefusedError ? "not ingesting" : fromNode ? "upstream failed" : "ingestion failed";
+    // A node's failure leaves the position good; database or lock trouble starts over from the stored head under a fresh lock.
+    return { what, reason: reason(e), keepState: fromNode, level: fromNode && !(e instanceof RefusedError) ? "warn" : "error" };
   };
 
-  const running = loop();
-  return {
-    async stop() {
-      stopped = true;
-      abort.abort();
-      await running.catch(() => undefined);
-      await lock.release();
+  return startWorker<Position>({
+    kind: INDEX_WRITER_KIND,
+    key: slug,
+    leader: { databaseUrl: opts.databaseUrl },
+    logger: opts.logger,
+    backoff: { baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS },
+    classify,
+    position: (p) => `continuing at height ${p.next}`,
+    async init({ signal }) {
+      const status = await client.status(signal);
+      checkChain(status);
+      const nodeLatest = BigInt(status.sync_info.latest_block_height);
+      const { next, prevHash } = await resume(status);
+      log.info(`following ${client.labels.join(", ")} from height ${next} (node at ${nodeLatest})`);
+      return { next, prevHash, nodeLatest, lastProgressLog: Date.now() };
     },
-  };
+    async step(p, { signal }) {
+      if (p.next > p.nodeLatest) {
+        const status = await client.status(signal);
+        checkChain(status);
+        p.nodeLatest = BigInt(status.sync_info.latest_block_height);
+      }
+      if (p.next > p.nodeLatest) return pollMs;
+      const last = p.next + BigInt(BATCH_SIZE) - 1n < p.nodeLatest ? p.next + BigInt(BATCH_SIZE) - 1n : p.nodeLatest;
+      const heights: bigint[] = [];
+      for (let h = p.next; h <= last; h++) heights.push(h);
+      const blocks = await Promise.all(heights.map((h) => fetchBlock(h, signal)));
+      checkLinks(blocks, p.prevHash);
+      await insertBlocks(slug, blocks);
+      p.next = last + 1n;
+      p.prevHash = blocks.at(-1)?.result.block_id.hash;
+      if (Date.now() - p.lastProgressLog >= PROGRESS_LOG_MS) {
+        log.info(`ingested up to height ${last} (node at ${p.nodeLatest})`);
+        p.lastProgressLog = Date.now();
+      }
+      return 0;
+    },
+  });
 }

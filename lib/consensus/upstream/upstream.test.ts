@@ -6,6 +6,7 @@ import { db } from "@/lib/db/client";
 import { parseEnv } from "@/lib/env";
 import { buildCatalog, networkBySlug, type Network } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
 import { dataHash, fromBase64, headerHash, txHash, verifyTxProof, verifyVote } from "../crypto";
 import { generateBlocks } from "../devnet/producer";
 import { chainHead, latestHeight } from "../store";
@@ -23,7 +24,7 @@ let network: Network;
 let gw: TestGateway;
 let key: string;
 let follower: FollowerHandle | undefined;
-const logs: string[] = [];
+const { logger, messages: logs } = captureLogs();
 
 type Rpc<T> = { jsonrpc: string; id: number; result: T; error?: { code: number; message: string; data: string } };
 
@@ -58,7 +59,7 @@ const caughtUp = () => waitFor(`the index to reach height ${node.latestHeight}`,
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function follow(opts: Partial<FollowerOptions> = {}, of: Network = network): FollowerHandle {
-  return startUpstreamFollower(of, { databaseUrl: process.env.DATABASE_URL!, log: (m) => logs.push(m), ...opts });
+  return startUpstreamFollower(of, { databaseUrl: process.env.DATABASE_URL!, logger, ...opts });
 }
 
 /** The index holds exactly the node's blocks from..to: same hashes, every tx, no gap, no duplicate. */

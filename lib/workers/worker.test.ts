@@ -1,0 +1,371 @@
+import { randomBytes } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { db, disconnectDb } from "@/lib/db/client";
+import { connectTestDatabase } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { CursorConflictError, workerCursor } from "./cursor";
+import { startWorker, WORKER_DONE, type Failure, type WorkerHandle, type WorkerOptions } from "./worker";
+
+let databaseUrl: string;
+const running: WorkerHandle[] = [];
+
+beforeAll(async () => {
+  databaseUrl = await connectTestDatabase();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((w) => w.stop()));
+});
+afterAll(async () => disconnectDb());
+
+const uniqueKey = () => `k${randomBytes(6).toString("hex")}`;
+
+function start<S>(options: WorkerOptions<S>): WorkerHandle {
+  const handle = startWorker(options);
+  running.push(handle);
+  return handle;
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await delay(10);
+  }
+}
+
+/** The backend holding the leader lock of (kind, key), found by the name its connection carries. */
+async function lockHolder(kind: string, key: string): Promise<number | undefined> {
+  const rows = await db().$queryRaw<Array<{ pid: number }>>`
+    SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = ${`blockgate worker ${kind}:${key}`}`;
+  expect(rows.length).toBeLessThanOrEqual(1);
+  return rows[0]?.pid;
+}
+
+describe("a leader worker", () => {
+  it("steps in one instance per kind and key; when it stops, a waiting one takes over", async () => {
+    const key = uniqueKey();
+    const steps: string[] = [];
+    const logs = { a: captureLogs(), b: captureLogs() };
+    const make = (name: "a" | "b") =>
+      start({
+        kind: "test-leader",
+        key,
+        leader: { databaseUrl, pollMs: 20 },
+        logger: logs[name].logger,
+        init: async () => ({}),
+        step: async () => {
+          steps.push(name);
+          return 5;
+        },
+      });
+    const a = make("a");
+    await waitFor("a to step", () => steps.length >= 3);
+    make("b");
+    await waitFor("b to try the lock", () => logs.b.messages.length > 0);
+    const before = steps.length;
+    await waitFor("a to go on stepping", () => steps.length >= before + 10);
+    expect(steps.filter((s) => s === "b")).toEqual([]);
+    expect(logs.b.messages).toEqual([`another worker holds the lock blockgate:test-leader:${key}; waiting to take over`]);
+
+    await a.stop();
+    const stoppedAt = steps.length;
+    await waitFor("b to take over", () => steps.filter((s) => s === "b").length >= 3);
+    expect(steps.slice(stoppedAt).every((s) => s === "b")).toBe(true);
+    expect(logs.b.messages).toContain(`took over the lock blockgate:test-leader:${key}`);
+  });
+
+  it("stops stepping when its lock connection is killed, and takes the lock again before going on", async () => {
+    const key = uniqueKey();
+    const events: string[] = [];
+    const { logger, messages } = captureLogs();
+    start({
+      kind: "test-lost",
+      key,
+      leader: { databaseUrl, pollMs: 20 },
+      logger,
+      init: async () => {
+        events.push("init");
+        return {};
+      },
+      step: async () => {
+        events.push("step");
+        return 5;
+      },
+    });
+    await waitFor("the first steps", () => events.length >= 3);
+    const first = await lockHolder("test-lost", key);
+    expect(first).toBeDefined();
+    await db().$queryRaw`SELECT pg_terminate_backend(${first}::int)`;
+    await waitFor("the lock to be taken again", () => events.filter((e) => e === "init").length === 2);
+    const second = await lockHolder("test-lost", key);
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    const again = events.lastIndexOf("init");
+    await waitFor("steps under the new lock", () => events.length >= again + 3);
+    expect(messages).toEqual(["lost the leader lock (its database connection dropped): stopped stepping until it is taken again"]);
+  });
+
+  it("never has two instances stepping at once, even when the leader's connection is killed mid-step", async () => {
+    const key = uniqueKey();
+    let active = 0;
+    let most = 0;
+    const steps: Array<{ name: string; aborted: boolean }> = [];
+    const make = (name: string) =>
+      start({
+        kind: "test-overlap",
+        key,
+        leader: { databaseUrl, pollMs: 5 },
+        logger: captureLogs().logger,
+        init: async () => ({}),
+        step: async (_state, { signal }) => {
+          active++;
+          most = Math.max(most, active);
+          await delay(15, undefined, { signal }).catch(() => undefined);
+          steps.push({ name, aborted: signal.aborted });
+          active--;
+          return 0;
+        },
+      });
+    make("a");
+    make("b");
+    for (let round = 0; round < 3; round++) {
+      let holder: number | undefined;
+      await waitFor("a leader", async () => (holder = await lockHolder("test-overlap", key)) !== undefined);
+      const at = steps.length;
+      await db().$queryRaw`SELECT pg_terminate_backend(${holder}::int)`;
+      await waitFor("a new leader to step", async () => steps.length >= at + 3 && (await lockHolder("test-overlap", key)) !== holder);
+    }
+    expect(most).toBe(1);
+    expect(steps.some((s) => s.aborted)).toBe(true);
+  });
+
+  it("ends for good when init says it is done, and leaves the lock to another", async () => {
+    const key = uniqueKey();
+    const events: string[] = [];
+    const make = (name: string, done: boolean) =>
+      start({
+        kind: "test-done",
+        key,
+        leader: { databaseUrl, pollMs: 20 },
+        logger: captureLogs().logger,
+        init: async () => {
+          events.push(`${name} init`);
+          return done ? WORKER_DONE : {};
+        },
+        step: async () => {
+          events.push(`${name} step`);
+          return 5;
+        },
+      });
+    make("a", true);
+    await waitFor("a to end", () => events.length === 1);
+    make("b", false);
+    await waitFor("b to step", () => events.includes("b step"));
+    expect(events.filter((e) => e.startsWith("a"))).toEqual(["a init"]);
+  });
+
+  it("runs independently for two keys of the same kind", async () => {
+    const [k1, k2] = [uniqueKey(), uniqueKey()];
+    const counts = new Map<string, number>();
+    for (const key of [k1, k2]) {
+      start({
+        kind: "test-keys",
+        key,
+        leader: { databaseUrl, pollMs: 20 },
+        logger: captureLogs().logger,
+        init: async () => ({}),
+        step: async () => {
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+          return 5;
+        },
+      });
+    }
+    await waitFor("both keys to step", () => (counts.get(k1) ?? 0) >= 5 && (counts.get(k2) ?? 0) >= 5);
+    expect(await lockHolder("test-keys", k1)).not.toBe(await lockHolder("test-keys", k2));
+  });
+});
+
+describe("a worker without a leader lock", () => {
+  it("runs in two instances at once", async () => {
+    const key = uniqueKey();
+    let entered = 0;
+    let bothIn!: () => void;
+    const together = new Promise<void>((resolve) => (bothIn = resolve));
+    const passed: string[] = [];
+    for (const name of ["a", "b"]) {
+      start({
+        kind: "test-parallel",
+        key,
+        logger: captureLogs().logger,
+        init: async () => ({}),
+        step: async () => {
+          // Each step waits for the other instance to be inside a step too.
+          if (++entered === 2) bothIn();
+          await together;
+          passed.push(name);
+          return 60_000;
+        },
+      });
+    }
+    await waitFor("both instances to be in a step at once", () => passed.length === 2);
+    expect(passed.toSorted()).toEqual(["a", "b"]);
+    expect(await lockHolder("test-parallel", key)).toBeUndefined();
+  });
+});
+
+describe("failures", () => {
+  it("back off exponentially up to the maximum, log once per streak, and reset after a success", async () => {
+    const { logger, lines } = captureLogs();
+    const script = ["remote", "remote", "remote", "remote", "remote", "ok", "database", "remote", "ok", "done"];
+    const events: string[] = [];
+    class RemoteError extends Error {}
+    start({
+      kind: "test-backoff",
+      key: uniqueKey(),
+      logger,
+      backoff: { baseMs: 5, maxMs: 40 },
+      classify: (e): Failure => (e instanceof RemoteError ? { what: "remote failed", keepState: true, level: "warn" } : { what: "database failed" }),
+      position: (s: { steps: number }) => `after ${s.steps} steps`,
+      init: async () => {
+        events.push("init");
+        return { steps: 0 };
+      },
+      step: async (s) => {
+        const next = script[events.filter((e) => e !== "init").length]!;
+        events.push(next);
+        if (next === "done") return WORKER_DONE;
+        if (next === "remote") throw new RemoteError(`remote ${events.length}`);
+        if (next === "database") throw new Error("connection refused");
+        s.steps++;
+        return 0;
+      },
+    });
+    await waitFor("the script to run", () => events.at(-1) === "done");
+    // A remote failure keeps what init built; any other starts over.
+    expect(events).toEqual(["init", ...script.slice(0, 7), "init", ...script.slice(7)]);
+    expect(lines.filter((l) => l.level === "debug").map((l) => l.retryInMs)).toEqual([5, 10, 20, 40, 40, 5, 10]);
+    expect(lines.filter((l) => l.level !== "debug").map((l) => [l.level, l.msg])).toEqual([
+      ["warn", "remote failed, retrying with backoff (up to 0.04 s): remote 2"],
+      ["info", "recovered after 5 failed attempts; after 1 steps"],
+      ["error", "database failed, retrying with backoff (up to 0.04 s): connection refused"],
+      ["info", "recovered after 2 failed attempts; after 1 steps"],
+    ]);
+  });
+});
+
+describe("stop()", () => {
+  it("returns at once during a long sleep, and no step runs after it", async () => {
+    let steps = 0;
+    const w = start({
+      kind: "test-stop",
+      key: uniqueKey(),
+      leader: { databaseUrl },
+      logger: captureLogs().logger,
+      init: async () => ({}),
+      step: async () => {
+        steps++;
+        return 600_000;
+      },
+    });
+    await waitFor("the first step", () => steps === 1);
+    await w.stop();
+    await delay(100);
+    expect(steps).toBe(1);
+  }, 10_000);
+
+  it("aborts the step's signal, waits for the step to end, releases the lock, and is idempotent", async () => {
+    const key = uniqueKey();
+    const events: string[] = [];
+    const { logger, lines } = captureLogs();
+    const w = start({
+      kind: "test-abort",
+      key,
+      leader: { databaseUrl },
+      logger,
+      init: async () => ({}),
+      step: async (_state, { signal }) => {
+        events.push("step");
+        await new Promise((resolve) => signal.addEventListener("abort", resolve));
+        events.push("aborted");
+        await delay(50);
+        events.push("cleaned up");
+        throw new Error("interrupted");
+      },
+    });
+    await waitFor("the step", () => events.length === 1);
+    expect(await lockHolder("test-abort", key)).toBeDefined();
+    const stopping = w.stop();
+    expect(w.stop()).toBe(stopping);
+    await stopping;
+    events.push("stopped");
+    expect(events).toEqual(["step", "aborted", "cleaned up", "stopped"]);
+    expect(await lockHolder("test-abort", key)).toBeUndefined();
+    // Ended by stop(): not a failure.
+    expect(lines).toEqual([]);
+  });
+
+  it("returns at once while waiting to take over", async () => {
+    const key = uniqueKey();
+    const make = () => start({ kind: "test-stop-waiting", key, leader: { databaseUrl, pollMs: 600_000 }, logger: captureLogs().logger, init: async () => ({}), step: async () => 600_000 });
+    make();
+    await waitFor("a leader", async () => (await lockHolder("test-stop-waiting", key)) !== undefined);
+    const { logger, messages } = captureLogs();
+    const waiting = startWorker({ kind: "test-stop-waiting", key, leader: { databaseUrl, pollMs: 600_000 }, logger, init: async () => ({}), step: async () => 0 });
+    await waitFor("the second one to wait", () => messages.length === 1);
+    await waiting.stop();
+  }, 10_000);
+});
+
+describe("a worker cursor", () => {
+  const schema = z.object({ height: z.string() });
+
+  it("moves with the transaction that writes it: not when it rolls back, when it commits", async () => {
+    const cursor = workerCursor("test-cursor", uniqueKey(), schema);
+    expect(await cursor.read()).toBeNull();
+    await db().$transaction((tx) => cursor.write(tx, { height: "10" }));
+    expect(await cursor.read()).toEqual({ height: "10" });
+
+    await expect(
+      db().$transaction(async (tx) => {
+        await cursor.write(tx, { height: "11" });
+        expect(await cursor.read(tx)).toEqual({ height: "11" });
+        // Not visible outside the transaction before it commits.
+        expect(await cursor.read()).toEqual({ height: "10" });
+        throw new Error("the data failed to store");
+      }),
+    ).rejects.toThrow("the data failed to store");
+    expect(await cursor.read()).toEqual({ height: "10" });
+
+    await db().$transaction((tx) => cursor.write(tx, { height: "11" }));
+    expect(await cursor.read()).toEqual({ height: "11" });
+  });
+
+  it("with an expected value, moves only from it: of two writers from the same value, one commits", async () => {
+    const key = uniqueKey();
+    const cursor = workerCursor("test-cursor", key, schema);
+    await db().$transaction((tx) => cursor.write(tx, { height: "1" }, { expected: null }));
+    await expect(db().$transaction((tx) => cursor.write(tx, { height: "1" }, { expected: null }))).rejects.toBeInstanceOf(CursorConflictError);
+    await expect(db().$transaction((tx) => cursor.write(tx, { height: "3" }, { expected: { height: "2" } }))).rejects.toBeInstanceOf(CursorConflictError);
+    expect(await cursor.read()).toEqual({ height: "1" });
+
+    const results = await Promise.allSettled(
+      ["2a", "2b"].map((h) =>
+        db().$transaction(async (tx) => {
+          await cursor.write(tx, { height: h }, { expected: { height: "1" } });
+          await delay(50);
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status).toSorted()).toEqual(["fulfilled", "rejected"]);
+    const winner = results[0]!.status === "fulfilled" ? "2a" : "2b";
+    expect(await cursor.read()).toEqual({ height: winner });
+    expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: expect.any(CursorConflictError) });
+
+    // A stored value the schema does not accept is an error, not a silent null.
+    await db().$transaction((tx) => workerCursor("test-cursor", key, z.object({ height: z.number() })).write(tx, { height: 5 }));
+    await expect(cursor.read()).rejects.toThrow(`the stored cursor of test-cursor ${key} is not valid`);
+  });
+});
