@@ -1,7 +1,7 @@
 import { CONSENSUS_ENDPOINTS, MAX_QUERY_LENGTH, PER_PAGE_DEFAULT, PER_PAGE_MAX, type ConsensusMethod, type ParamSpec } from "./catalog";
 import { parseQuery } from "./query/parse";
 import type { Query } from "./query/parse";
-import { invalidParams, RpcError } from "./rpc-error";
+import { INTERNAL_ERROR, invalidParams, RpcError } from "@/lib/jsonrpc/errors";
 
 /** Parameters as they arrive: query-string values, or named JSON-RPC params turned into strings. */
 export type RawParams = Record<string, string | undefined>;
@@ -68,10 +68,10 @@ export function parseParams(method: ConsensusMethod, raw: RawParams): ParsedPara
       }
       case "query": {
         if (value.length > MAX_QUERY_LENGTH) {
-          throw new RpcError(-32603, `Invalid query: longer than ${MAX_QUERY_LENGTH} characters`, `query is ${value.length} characters long; the maximum is ${MAX_QUERY_LENGTH}`);
+          throw new RpcError(INTERNAL_ERROR, `Invalid query: longer than ${MAX_QUERY_LENGTH} characters`, `query is ${value.length} characters long; the maximum is ${MAX_QUERY_LENGTH}`);
         }
         const parsed = parseQuery(value);
-        if (!parsed.ok) throw new RpcError(-32603, `Invalid query: ${parsed.error.message}`, parsed.error.message);
+        if (!parsed.ok) throw new RpcError(INTERNAL_ERROR, `Invalid query: ${parsed.error.message}`, parsed.error.message);
         out.query = parsed.query;
         break;
       }

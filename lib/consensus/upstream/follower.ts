@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { IndexWriterLock } from "../index-lock";
 import { db } from "@/lib/db/client";
 import type { Network } from "@/lib/networks";
-import { RpcError } from "../rpc-error";
+import { RpcError } from "@/lib/jsonrpc/errors";
 import { insertBlocks } from "../store";
 import type { IngestBlock } from "../types";
 import { UpstreamUnavailableError, upstreamClient, type CometClient } from "./client";
