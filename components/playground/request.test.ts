@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CONSENSUS_ENDPOINTS, CONSENSUS_METHODS } from "@/lib/consensus/catalog";
 import { parseParams } from "@/lib/consensus/params";
-import { RpcError } from "@/lib/consensus/rpc-error";
+import { RpcError } from "@/lib/jsonrpc/errors";
 import { EVM_METHODS, refusal } from "@/lib/evm/methods";
 import { checkParams, EVM_PLAYGROUND_METHODS, evmRequest, isEvmPlaygroundMethod, walletRpcUrl } from "./evm-request";
 import { checkField, checkForm, consensusRequest, initialValues, queryExcerpt, requestParams, typeSummary } from "./request";

@@ -314,3 +314,115 @@ describe("POST JSON-RPC form, authentication and metering", () => {
     expect(projectId).toBeTruthy();
   });
 });
+
+describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit", () => {
+  async function postRpc(body: string, apiKey = key) {
+    const res = await fetch(`${gw.url}/rpc/${NET}`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": apiKey }, body });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
+  }
+
+  /** Requests, errors and CU recorded per endpoint for a project. */
+  async function usage(projectId: string) {
+    await gw.meter.flush();
+    const out: Record<string, { requests: number; errors: number; cu: number }> = {};
+    for (const r of await db().usageBucket.findMany({ where: { projectId } })) {
+      const u = (out[r.endpoint] ??= { requests: 0, errors: 0, cu: 0 });
+      u.requests += r.requests;
+      u.errors += r.errors;
+      u.cu += Number(r.cu);
+    }
+    return out;
+  }
+
+  it("runs and meters notifications (no id) but answers them with 204 and no body; a mixed batch answers only the rest", async () => {
+    const p = await createTestProject("Consensus notifications");
+    const single = await postRpc(JSON.stringify({ jsonrpc: "2.0", method: "status" }), p.apiKey);
+    expect(single.status).toBe(204);
+    expect(single.text).toBe("");
+    expect(single.headers.get("content-type")).toBeNull();
+    expect(single.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(single.headers.get("access-control-allow-origin")).toBe("*");
+    const all = await postRpc(JSON.stringify([{ jsonrpc: "2.0", method: "block", params: { height: "3" } }, { jsonrpc: "2.0", method: "net_info" }]), p.apiKey);
+    expect(all.status).toBe(204);
+    expect(all.text).toBe("");
+    const mixed = await postRpc(
+      JSON.stringify([
+        { jsonrpc: "2.0", method: "status" },
+        { jsonrpc: "2.0", id: 1, method: "block", params: { height: "2" } },
+        { jsonrpc: "2.0", method: "block", params: { height: "0" } }, // fails, silently
+        { jsonrpc: "2.0", id: null, method: "net_info" }, // id null is a request like any other
+      ]),
+      p.apiKey,
+    );
+    expect(mixed.status).toBe(200);
+    expect(mixed.json).toEqual([
+      { jsonrpc: "2.0", id: 1, result: await ok<BlockResult>("block?height=2") },
+      { jsonrpc: "2.0", id: null, result: expect.objectContaining({ listening: true }) },
+    ]);
+    expect(await usage(p.projectId)).toEqual({
+      status: { requests: 2, errors: 0, cu: 20 },
+      block: { requests: 3, errors: 1, cu: 50 },
+      net_info: { requests: 2, errors: 0, cu: 20 },
+    });
+  });
+
+  it("echoes numeric ids exactly as written, in answers and errors, single and in batches", async () => {
+    const big = await postRpc('{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"status"}');
+    expect(big.text.startsWith('{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{')).toBe(true);
+    const batch = await postRpc('[{"jsonrpc":"2.0","id":1.0e3,"method":"status"},{"jsonrpc":"2.0","id":-0,"method":"nope"},{"jsonrpc":"2.0","id":12.50,"method":"block","params":{"height":"x"}}]');
+    expect(batch.text).toMatch(/^\[\{"jsonrpc":"2\.0","id":1\.0e3,"result":\{.*\},\{"jsonrpc":"2\.0","id":-0,"error":\{"code":-32601,.*\},\{"jsonrpc":"2\.0","id":12\.50,"error":\{"code":-32602,.*\}\]$/);
+  });
+
+  it("refuses a body nested 10,000 levels deep with −32600, id null", async () => {
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"tx_search","params":{"query":${"[".repeat(10_000)}${"]".repeat(10_000)}}}`;
+    const r = await postRpc(deep);
+    expect(r.status).toBe(200);
+    const message = "Invalid Request: the body nests arrays and objects deeper than 64 levels";
+    expect(r.json).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message, data: message } });
+  });
+
+  it("answers what the rate limit refused with −32005 in a batch that ran, HTTP 429 with Retry-After when nothing ran; meters only what ran", async () => {
+    const p = await createTestProject("Consensus rate limit"); // free plan: 300 CU per second, one second of burst
+    // 10 blocks (250 CU) and 5 status (50 CU) fit; the last 5 status do not. Each item is charged in order before any runs.
+    const items = [...Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "block", params: { height: String(i + 1) } })), ...Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: 10 + i, method: "status" }))];
+    const r = await postRpc(JSON.stringify(items), p.apiKey);
+    expect(r.status).toBe(200);
+    const answers = r.json as Array<Rpc<unknown>>;
+    expect(answers.map((a) => a.id)).toEqual(items.map((i) => i.id));
+    expect(answers.slice(0, 15).every((a) => a.error === undefined && a.result !== undefined)).toBe(true);
+    for (const a of answers.slice(15)) {
+      expect(a).toEqual({ jsonrpc: "2.0", id: a.id, error: { code: -32005, message: expect.stringContaining("Rate limit of 300 CU per second exceeded"), data: { retryAfter: 1 } } });
+    }
+    expect(await usage(p.projectId)).toEqual({ block: { requests: 10, errors: 0, cu: 250 }, status: { requests: 10, errors: 5, cu: 50 } });
+
+    // Empty the bucket at once (the limit is per project, whichever interface is called; eth_chainId
+    // is answered without a node), then a single request and a batch of which nothing runs.
+    await fetch(`${gw.url}/node/ethereum-mainnet`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-API-KEY": p.apiKey },
+      body: JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_chainId" }))),
+    });
+    const query = encodeURIComponent("block.height > 1");
+    const refused = await Promise.all([
+      fetch(`${gw.url}/rpc/${NET}/block_search?query=${query}`, { headers: { "X-API-KEY": p.apiKey } }),
+      fetch(`${gw.url}/rpc/${NET}`, { method: "POST", headers: { "X-API-KEY": p.apiKey }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "block_search", params: { query: "block.height > 1" } }) }),
+      fetch(`${gw.url}/rpc/${NET}`, {
+        method: "POST",
+        headers: { "X-API-KEY": p.apiKey },
+        body: JSON.stringify([
+          { jsonrpc: "2.0", id: 1, method: "tx_search", params: { query: "tx.height > 1" } },
+          { jsonrpc: "2.0", method: "tx_search", params: { query: "tx.height > 2" } },
+        ]),
+      }),
+    ]);
+    for (const res of refused) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await res.json()).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("Rate limit of 300 CU per second exceeded") });
+    }
+    const after = await usage(p.projectId);
+    expect(after.block_search).toEqual({ requests: 2, errors: 2, cu: 0 });
+    expect(after.tx_search).toEqual({ requests: 2, errors: 2, cu: 0 });
+  });
+});

@@ -1,33 +1,35 @@
-import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
+import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
+import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
+import { InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, type Id } from "@/lib/jsonrpc/errors";
 import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
-import { stringifyWithRaw } from "./raw-json";
 import { parseParams, type RawParams } from "./params";
-import { invalidParams, RpcError } from "./rpc-error";
 
-type Id = string | number | null;
-type RpcAnswer = { jsonrpc: "2.0"; id: Id } & ({ result: unknown } | { error: { code: number; message: string; data: string } });
+/** CometBFT gives every error a data string; results may hold stored JSON (RawJson). */
+const COMET: Dialect = { messageAsData: true, rawResults: true };
+
+const cometError = (code: number, message: string) => new RpcError(code, message, message);
 
 /**
- * Runs one method and meters it: the catalog's CU on success; a failed call counts as a request
- * and an error but costs nothing (the same rule as every public endpoint).
+ * Runs one method and meters it: the catalog's CU on success; a failed call, or one the rate limit
+ * refused (charged before it runs), counts as a request and an error but costs nothing (the same
+ * rule as every public endpoint).
  */
-async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Promise<RpcAnswer> {
+async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Promise<Answer> {
   const cu = CONSENSUS_ENDPOINTS[method].cu;
   try {
     const params = parseParams(method, raw);
-    ctx.charge(cu);
+    const limited = chargeItem(ctx, cu);
+    if (limited) throw limited;
     const result = await runMethod(method, ctx.network, params);
     ctx.meter(method, cu, false);
     return { jsonrpc: "2.0", id, result };
   } catch (e) {
     if (!(e instanceof RpcError)) throw e;
     ctx.meter(method, 0, true);
-    return { jsonrpc: "2.0", id, error: { code: e.code, message: e.message, data: e.data } };
+    return failure(id, e);
   }
 }
-
-const ok = (body: unknown): GatewayResponse => ({ status: 200, body: stringifyWithRaw(body) });
 
 /** `GET /rpc/<network>/<method>?…`: the URI form, with the optional integer `id` echoed (−1 when absent). */
 function uriEndpoint(method: ConsensusMethod): Endpoint {
@@ -39,22 +41,17 @@ function uriEndpoint(method: ConsensusMethod): Endpoint {
       const idText = raw.id;
       if (idText !== undefined && !/^-?\d{1,15}$/.test(idText)) {
         ctx.meter(method, 0, true);
-        const e = invalidParams(`id must be an integer, got ${JSON.stringify(idText.slice(0, 40))}`);
-        return ok({ jsonrpc: "2.0", id: -1, error: { code: e.code, message: e.message, data: e.data } });
+        return respondOne(failure(-1, invalidParams(`id must be an integer, got ${JSON.stringify(idText.slice(0, 40))}`)), COMET);
       }
-      return ok(await execute(ctx, method, raw, idText === undefined ? -1 : Number(idText)));
+      return respondOne(await execute(ctx, method, raw, idText === undefined ? -1 : Number(idText)), COMET);
     },
   };
 }
 
-function rpcError(id: Id, code: number, message: string): RpcAnswer {
-  return { jsonrpc: "2.0", id, error: { code, message, data: message } };
-}
-
 /** Named JSON-RPC params as strings, the way the URI form carries them. */
-function namedParams(params: unknown): RawParams | null {
-  if (params === undefined || params === null) return {};
-  if (typeof params !== "object" || Array.isArray(params)) return null;
+function namedParams(params: RequestObject["params"]): RawParams | null {
+  if (params === undefined) return {};
+  if (Array.isArray(params)) return null;
   const raw: RawParams = {};
   for (const [k, v] of Object.entries(params)) {
     if (typeof v === "string") raw[k] = v;
@@ -64,19 +61,21 @@ function namedParams(params: unknown): RawParams | null {
   return raw;
 }
 
-async function callOne(ctx: GatewayContext, item: unknown): Promise<RpcAnswer> {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) return rpcError(null, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
-  const req = item as Record<string, unknown>;
-  const id: Id = typeof req.id === "string" || typeof req.id === "number" ? req.id : null;
-  if (req.jsonrpc !== "2.0") return rpcError(id, -32600, 'Invalid Request: "jsonrpc" must be "2.0"');
-  if (typeof req.method !== "string" || !isConsensusMethod(req.method)) {
+function callOne(ctx: GatewayContext, body: Body, i: number): Promise<Answer> | Answer {
+  const req = body.request(i);
+  if (req instanceof InvalidRequest) {
     ctx.meter("invalid", 0, true);
-    return rpcError(id, -32601, `Method not found: ${String(req.method).slice(0, 64)} (available: ${Object.keys(CONSENSUS_ENDPOINTS).join(", ")})`);
+    return failure(req.id, req);
+  }
+  const id = body.id(i, req);
+  if (!isConsensusMethod(req.method)) {
+    ctx.meter("invalid", 0, true);
+    return failure(id, cometError(METHOD_NOT_FOUND, `Method not found: ${req.method.slice(0, 64)} (available: ${Object.keys(CONSENSUS_ENDPOINTS).join(", ")})`));
   }
   const raw = namedParams(req.params);
   if (!raw) {
     ctx.meter(req.method, 0, true);
-    return rpcError(id, -32602, "Invalid params: params must be an object of named parameters with string, number or boolean values");
+    return failure(id, cometError(INVALID_PARAMS, "Invalid params: params must be an object of named parameters with string, number or boolean values"));
   }
   return execute(ctx, req.method, raw, id);
 }
@@ -85,20 +84,15 @@ async function callOne(ctx: GatewayContext, item: unknown): Promise<RpcAnswer> {
 const jsonRpcEndpoint: Endpoint = {
   methods: ["POST"],
   async handle(ctx) {
-    const body = await ctx.body();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch {
+    const body = parseBody(await ctx.body(), COMET);
+    if (body instanceof RpcError) {
       ctx.meter("invalid", 0, true);
-      return ok(rpcError(null, -32700, "Parse error: the body is not valid JSON"));
+      return refuseBody(body);
     }
-    if (!Array.isArray(parsed)) return ok(await callOne(ctx, parsed));
-    if (parsed.length === 0 || parsed.length > 100) {
-      ctx.meter("invalid", 0, true);
-      return ok(rpcError(null, -32600, parsed.length === 0 ? "Invalid Request: the batch is empty" : "Invalid Request: a batch holds at most 100 requests"));
-    }
-    return ok(await Promise.all(parsed.map((item) => callOne(ctx, item))));
+    // Each item is charged before its first await: in order, before any of them runs.
+    const pending: Array<Promise<Answer> | Answer> = [];
+    for (let i = 0; i < body.size; i++) pending.push(callOne(ctx, body, i));
+    return body.respond(await Promise.all(pending));
   },
 };
 

@@ -1,12 +1,12 @@
 import { db } from "@/lib/db/client";
+import { internalError as handlerError } from "@/lib/jsonrpc/errors";
+import { RawJson } from "@/lib/jsonrpc/raw-json";
 import type { Network } from "@/lib/networks";
 import type { ConsensusMethod } from "./catalog";
 import { txProof } from "./crypto";
 import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
 import type { ParsedParams } from "./params";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "./query/sql";
-import { RawJson } from "./raw-json";
-import { handlerError } from "./rpc-error";
 import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
 import { upstreamConsensusParams, upstreamNetInfo, upstreamStatus } from "./upstream/live";

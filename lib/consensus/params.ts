@@ -1,9 +1,9 @@
 // The console's playground checks its form with checkParam in the browser: keep this module's
-// imports free of Node-only modules (it reads the catalog, the query parser and rpc-error).
+// imports free of Node-only modules (it reads the catalog, the query parser and lib/jsonrpc/errors).
 import { CONSENSUS_ENDPOINTS, PER_PAGE_DEFAULT, PER_PAGE_MAX, type ConsensusMethod, type ParamSpec } from "./catalog";
 import { parseQuery } from "./query/parse";
 import type { Query, QueryError } from "./query/parse";
-import { invalidParams, RpcError } from "./rpc-error";
+import { INTERNAL_ERROR, invalidParams, RpcError } from "@/lib/jsonrpc/errors";
 
 /** Parameters as they arrive: query-string values, or named JSON-RPC params turned into strings. */
 export type RawParams = Record<string, string | undefined>;
@@ -121,7 +121,7 @@ export function parseParams(method: ConsensusMethod, raw: RawParams): ParsedPara
     if (check.kind === "missing") throw invalidParams(check.message);
     if (check.kind === "invalid") {
       // CometBFT answers a bad query as an internal error, with the parser's words as the data.
-      if (check.queryError) throw new RpcError(-32603, `Invalid query: ${check.message}`, check.message);
+      if (check.queryError) throw new RpcError(INTERNAL_ERROR, `Invalid query: ${check.message}`, check.message);
       throw invalidParams(`${check.message} (got ${show(paramText(given ?? "").text)})`);
     }
     const p = check.value;

@@ -1,24 +1,14 @@
-import { AppError } from "@/lib/errors";
 import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
+import { chargeItem, failure, parseBody, refuseBody, type Answer, type Body, type Dialect } from "@/lib/jsonrpc/envelope";
+import { INTERNAL_ERROR, InvalidRequest, METHOD_NOT_FOUND, RpcError, type ErrorObject, type Id } from "@/lib/jsonrpc/errors";
 import { headCacheMs, NoBackend, poolFor } from "./backends";
 import { EVM_METHODS, refusal, type MethodInfo } from "./methods";
 import { UpstreamUnavailable } from "./upstream";
 
-export const MAX_BATCH = 100;
+/** Errors as Ethereum nodes write them: `{ code, message }`, data only when there is some. */
+const EVM: Dialect = { messageAsData: false, rawResults: false };
 
-type Id = string | number | null;
-interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
-type RpcResponse = { jsonrpc: "2.0"; id: Id } & ({ result: unknown } | { error: RpcError });
-
-const rpcError = (id: Id, code: number, message: string): RpcResponse => ({ jsonrpc: "2.0", id, error: { code, message } });
-
-function isValidId(id: unknown): id is Id {
-  return id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
-}
+const internalFailure = (id: Id, message: string): Answer => failure(id, { code: INTERNAL_ERROR, message });
 
 /** A request that goes to a node: its position in the batch, method and params. */
 interface Job {
@@ -33,38 +23,28 @@ interface Job {
 const headCache = new Map<string, { value: unknown; expires: number }>();
 
 /**
- * Validates one item and answers it when no node is needed (errors, catalog answers, cached head
+ * Checks one item and answers it when no node is needed (errors, catalog answers, cached head
  * values); returns the job to forward otherwise.
  */
-function prepare(ctx: GatewayContext, item: unknown, slot: number): RpcResponse | Job {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) {
+function prepare(ctx: GatewayContext, body: Body, slot: number): Answer | Job {
+  const req = body.request(slot);
+  if (req instanceof InvalidRequest) {
     ctx.meter("invalid", 0, true);
-    return rpcError(null, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
+    return failure(req.id, req);
   }
-  const req = item as Record<string, unknown>;
-  const id: Id = isValidId(req.id) ? req.id : null;
-  const invalid = (message: string, withId = id) => {
-    ctx.meter("invalid", 0, true);
-    return rpcError(withId, -32600, `Invalid Request: ${message}`);
-  };
-  if (req.jsonrpc !== "2.0") return invalid('"jsonrpc" must be "2.0"');
-  if (req.id !== undefined && !isValidId(req.id)) return invalid('"id" must be a string, a number or null', null);
-  if (typeof req.method !== "string" || req.method === "") return invalid('"method" must be a non-empty string');
-  if (req.params !== undefined && (typeof req.params !== "object" || req.params === null)) return invalid('"params" must be an array or an object');
+  const id = body.id(slot, req);
   const method = req.method;
   const refused = refusal(method, ctx.principal.plan);
   if (refused) {
     // Refused names are counted under one label: callers must not be able to create usage rows at will.
     ctx.meter(Object.hasOwn(EVM_METHODS, method) ? method : "unsupported", 0, true);
-    return rpcError(id, -32601, refused);
+    return failure(id, { code: METHOD_NOT_FOUND, message: refused });
   }
   const info = EVM_METHODS[method]!;
-  try {
-    ctx.charge(info.cu);
-  } catch (e) {
+  const limited = chargeItem(ctx, info.cu);
+  if (limited) {
     ctx.meter(method, 0, true);
-    if (e instanceof AppError) return { jsonrpc: "2.0", id, error: { code: -32005, message: e.message } };
-    throw e;
+    return failure(id, limited);
   }
   if (info.local) {
     const chainId = ctx.network.activeChainId;
@@ -82,15 +62,16 @@ function prepare(ctx: GatewayContext, item: unknown, slot: number): RpcResponse 
   return { slot, id, method, info, params: req.params ?? [] };
 }
 
-/** Sends the jobs to the network's node in one request (a batch when several) and maps the answers back. */
-async function forward(ctx: GatewayContext, jobs: Job[]): Promise<Map<number, RpcResponse>> {
-  const answers = new Map<number, RpcResponse>();
+/**
+ * Sends the jobs to the network's node in one request (a batch when several) and writes their
+ * answers into `answers`, by slot.
+ */
+async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Promise<void> {
   const fail = (message: string) => {
     for (const j of jobs) {
       ctx.meter(j.method, 0, true);
-      answers.set(j.slot, rpcError(j.id, -32603, message));
+      answers[j.slot] = internalFailure(j.id, message);
     }
-    return answers;
   };
   // Our own ids upstream (the caller's may repeat or be null); the caller's are restored below.
   const payload = jobs.map((j, i) => ({ jsonrpc: "2.0", id: i, method: j.method, params: j.params }));
@@ -113,47 +94,37 @@ async function forward(ctx: GatewayContext, jobs: Job[]): Promise<Map<number, Rp
     const answer = byId.get(i) ?? (items.length === 1 && jobs.length === 1 ? (items[0] as Record<string, unknown>) : undefined);
     if (!answer || (!("result" in answer) && !("error" in answer))) {
       ctx.meter(job.method, 0, true);
-      answers.set(job.slot, rpcError(job.id, -32603, "Internal error: the node returned no answer for this request"));
+      answers[job.slot] = internalFailure(job.id, "Internal error: the node returned no answer for this request");
       return;
     }
     if ("error" in answer && answer.error !== undefined && answer.error !== null) {
       ctx.meter(job.method, 0, true);
-      answers.set(job.slot, { jsonrpc: "2.0", id: job.id, error: answer.error as RpcError });
+      answers[job.slot] = failure(job.id, answer.error as ErrorObject);
       return;
     }
     ctx.meter(job.method, job.info.cu, false);
     if (job.info.cache === "head" && Array.isArray(job.params) && job.params.length === 0) {
       headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
     }
-    answers.set(job.slot, { jsonrpc: "2.0", id: job.id, result: answer.result });
+    answers[job.slot] = { jsonrpc: "2.0", id: job.id, result: answer.result };
   });
-  return answers;
 }
 
 async function handle(ctx: GatewayContext): Promise<GatewayResponse> {
-  const raw = await ctx.body();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
+  const body = parseBody(await ctx.body(), EVM);
+  if (body instanceof RpcError) {
     ctx.meter("invalid", 0, true);
-    return { status: 200, body: rpcError(null, -32700, "Parse error: the body is not valid JSON") };
+    return refuseBody(body);
   }
-  const batch = Array.isArray(parsed);
-  const items: unknown[] = batch ? (parsed as unknown[]) : [parsed];
-  if (batch && items.length === 0) {
-    ctx.meter("invalid", 0, true);
-    return { status: 200, body: rpcError(null, -32600, "Invalid Request: the batch is empty") };
+  const answers: Answer[] = [];
+  let jobs: Job[] | undefined;
+  for (let slot = 0; slot < body.size; slot++) {
+    const p = prepare(ctx, body, slot);
+    if ("slot" in p) (jobs ??= []).push(p);
+    else answers[slot] = p;
   }
-  if (items.length > MAX_BATCH) {
-    ctx.meter("invalid", 0, true);
-    return { status: 200, body: rpcError(null, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH} requests`) };
-  }
-  const prepared = items.map((item, slot) => prepare(ctx, item, slot));
-  const jobs = prepared.filter((p): p is Job => "slot" in p);
-  const forwarded = jobs.length > 0 ? await forward(ctx, jobs) : undefined;
-  const answers = prepared.map((p) => ("slot" in p ? forwarded!.get(p.slot)! : p));
-  return { status: 200, body: batch ? answers : answers[0] };
+  if (jobs) await forward(ctx, jobs, answers);
+  return body.respond(answers);
 }
 
 const nodeEndpoint: Endpoint = { methods: ["POST"], handle };

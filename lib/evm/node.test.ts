@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, http, keccak256, parseAbiItem, parseGwei, type Address, type Hex, type PublicClient } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { db } from "@/lib/db/client";
+import { MAX_BATCH } from "@/lib/jsonrpc/envelope";
 import { configureNetworks, networkBySlug } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { BlockgateToken, DEVNET_CONTRACTS } from "./devnet/contracts";
 import type { TrafficGenerator } from "./devnet/traffic";
 import { EVM_METHODS } from "./methods";
-import { MAX_BATCH } from "./node-endpoint";
 import { rpcDirect, spawnAnvil, startRecordingProxy, startTestDevnets, type BareAnvil, type TestDevnets } from "./testing";
 
 const NET = "ethereum-mainnet";
@@ -43,7 +43,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, json: JSON.parse(text) as unknown };
+  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
 /** POSTs JSON-RPC to /node/<slug> with the key in the header; returns the JSON-RPC answer(s). */
@@ -229,8 +229,8 @@ describe("raw JSON-RPC", () => {
       expect(batch.every((a) => a.error === undefined && typeof a.result === "string"), method).toBe(true);
       for (const id of ids) expect((await node(req(id, method, params))).id, `${method} ${String(id)}`).toEqual(id);
     }
-    // A request without an id (a notification) is answered with id null.
-    expect(await node({ jsonrpc: "2.0", method: "eth_chainId" })).toEqual({ jsonrpc: "2.0", id: null, result: "0xf1b31" });
+    // A request without an id is a notification: run, never answered.
+    expect(await post(`/node/${NET}`, { jsonrpc: "2.0", method: "eth_chainId" }, { "X-API-KEY": enterprise.apiKey })).toMatchObject({ status: 204, text: "" });
   });
 
   it("keeps answers apart when a batch repeats an id", async () => {
@@ -662,5 +662,103 @@ describe("head cache", () => {
       await proxy.close();
       await sepolia.stop("SIGKILL");
     }
+  });
+});
+
+describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit", () => {
+  /** Requests, errors and CU recorded per endpoint for a project. */
+  async function usage(projectId: string) {
+    await gw.meter.flush();
+    const out: Record<string, { requests: number; errors: number; cu: number }> = {};
+    for (const r of await db().usageBucket.findMany({ where: { projectId } })) {
+      const u = (out[r.endpoint] ??= { requests: 0, errors: 0, cu: 0 });
+      u.requests += r.requests;
+      u.errors += r.errors;
+      u.cu += Number(r.cu);
+    }
+    return out;
+  }
+  const note = (method: string, params?: unknown) => ({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+
+  it("runs and meters notifications (no id) but answers them with 204 and no body; a mixed batch answers only the rest", async () => {
+    const p = await createTestProject("EVM notifications");
+    const h = { "X-API-KEY": p.apiKey };
+    const holder = traffic.holders[0]!;
+    for (const body of [note("eth_chainId"), note("eth_getBalance", [holder, "latest"])]) {
+      const r = await post(`/node/${NET}`, body, h);
+      expect(r.status, JSON.stringify(body)).toBe(204);
+      expect(r.text).toBe("");
+      expect(r.headers.get("content-type")).toBeNull();
+      expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+      expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    }
+    const all = await post(`/node/${NET}`, [note("eth_blockNumber"), note("eth_getBalance", [holder, "latest"]), note("anvil_mine")], h);
+    expect(all).toMatchObject({ status: 204, text: "" });
+    const mixed = await node<Answer[]>(
+      [note("eth_chainId"), req(1, "eth_getBalance", [holder, "latest"]), note("eth_getBalance", ["0x12", "latest"]), req(null, "net_version"), note("eth_getBalance", [holder, "latest"])],
+      { key: p.apiKey },
+    );
+    expect(mixed).toEqual([
+      { jsonrpc: "2.0", id: 1, result: expect.stringMatching(/^0x[0-9a-f]+$/) },
+      { jsonrpc: "2.0", id: null, result: "990001" },
+    ]);
+    expect(await usage(p.projectId)).toEqual({
+      eth_chainId: { requests: 2, errors: 0, cu: 10 },
+      eth_getBalance: { requests: 5, errors: 1, cu: 80 },
+      eth_blockNumber: { requests: 1, errors: 0, cu: 10 },
+      unsupported: { requests: 1, errors: 1, cu: 0 },
+      net_version: { requests: 1, errors: 0, cu: 5 },
+    });
+  });
+
+  it("echoes numeric ids exactly as written, for local and forwarded methods, single and in batches", async () => {
+    const h = { "X-API-KEY": enterprise.apiKey };
+    const big = "123456789012345678901234567890";
+    const holder = traffic.holders[0]!;
+    const local = await post(`/node/${NET}`, `{"jsonrpc":"2.0","id":${big},"method":"eth_chainId"}`, h);
+    expect(local.text).toBe(`{"jsonrpc":"2.0","id":${big},"result":"0xf1b31"}`);
+    const forwarded = await post(`/node/${NET}`, `{"jsonrpc":"2.0","id":${big},"method":"eth_getBalance","params":["${holder}","latest"]}`, h);
+    expect(forwarded.text).toMatch(new RegExp(`^\\{"jsonrpc":"2\\.0","id":${big},"result":"0x[0-9a-f]+"\\}$`));
+    const batch = await post(
+      `/node/${NET}`,
+      `[{"jsonrpc":"2.0","id":1.0e3,"method":"eth_chainId"},{"jsonrpc":"2.0","id":-0,"method":"eth_getBalance","params":["${holder}","latest"]},{"jsonrpc":"2.0","id":12.50,"method":"anvil_mine"},{"jsonrpc":"2.0","id":${big},"method":""}]`,
+      h,
+    );
+    expect(batch.text).toMatch(/^\[\{"jsonrpc":"2\.0","id":1\.0e3,"result":"0xf1b31"\},\{"jsonrpc":"2\.0","id":-0,"result":"0x[0-9a-f]+"\},\{"jsonrpc":"2\.0","id":12\.50,"error":\{"code":-32601,[^\]]*\},\{"jsonrpc":"2\.0","id":123456789012345678901234567890,"error":\{"code":-32600,[^\]]*\}\]$/);
+  });
+
+  it("refuses a body nested 10,000 levels deep with −32600, id null, before anything reaches the node", async () => {
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${"[".repeat(10_000)}${"]".repeat(10_000)},"latest"]}`;
+    expect(await node(deep)).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: the body nests arrays and objects deeper than 64 levels" } });
+    expect(await node(`[${deep}]`)).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringContaining("64 levels") } });
+  });
+
+  it("answers what the rate limit refused with −32005 in a batch that ran, HTTP 429 with Retry-After when nothing ran; meters only what ran", async () => {
+    const p = await createTestProject("EVM rate limit"); // free plan: 300 CU per second, one second of burst
+    const h = { "X-API-KEY": p.apiKey };
+    const holder = traffic.holders[0]!;
+    // 10 eth_getBalance (200 CU) and 20 eth_chainId (100 CU) fit; the last 10 do not. Each item is charged in order before any runs.
+    const items = [...Array.from({ length: 10 }, (_, i) => req(i, "eth_getBalance", [holder, "latest"])), ...Array.from({ length: 30 }, (_, i) => req(10 + i, "eth_chainId"))];
+    const answers = await node<Answer[]>(items, { key: p.apiKey });
+    expect(answers.map((a) => a.id)).toEqual(items.map((i) => i.id));
+    expect(answers.slice(0, 30).every((a) => a.error === undefined && typeof a.result === "string")).toBe(true);
+    for (const a of answers.slice(30)) {
+      expect(a).toEqual({ jsonrpc: "2.0", id: a.id, error: { code: -32005, message: expect.stringContaining("Rate limit of 300 CU per second exceeded"), data: { retryAfter: 1 } } });
+    }
+    expect(await usage(p.projectId)).toEqual({ eth_getBalance: { requests: 10, errors: 0, cu: 200 }, eth_chainId: { requests: 30, errors: 10, cu: 100 } });
+
+    // Empty the bucket at once (eth_chainId needs no node), then a single request and a batch of which nothing runs.
+    await node(Array.from({ length: 100 }, (_, i) => req(i, "eth_chainId")), { key: p.apiKey });
+    const call = { to: traffic.token, data: "0x18160ddd" };
+    const refused = await Promise.all([
+      post(`/node/${NET}`, req(1, "eth_estimateGas", [call]), h),
+      post(`/node/${NET}/${p.apiKey}`, [req(1, "eth_estimateGas", [call]), note("eth_estimateGas", [call])]),
+    ]);
+    for (const r of refused) {
+      expect(r.status).toBe(429);
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(r.json).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("Rate limit of 300 CU per second exceeded") });
+    }
+    expect((await usage(p.projectId)).eth_estimateGas).toEqual({ requests: 3, errors: 3, cu: 0 });
   });
 });

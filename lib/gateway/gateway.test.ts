@@ -234,6 +234,6 @@ describe("plan limits", () => {
     const passed = items.filter((i) => i.result).length;
     expect(passed).toBeGreaterThanOrEqual(60);
     expect(passed).toBeLessThan(100);
-    expect(items.find((i) => i.error)?.error).toEqual({ code: -32005, message: expect.stringContaining("300 CU per second") });
+    expect(items.find((i) => i.error)?.error).toEqual({ code: -32005, message: expect.stringContaining("300 CU per second"), data: { retryAfter: 1 } });
   });
 });

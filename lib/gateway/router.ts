@@ -47,6 +47,12 @@ function flushOutbox(): void {
 }
 
 function send(res: ServerResponse, requestId: string, response: GatewayResponse): void {
+  if (response.status === 204) {
+    // No Content (JSON-RPC notifications): neither a body nor its headers.
+    const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSE_HEADERS, "X-Request-Id": requestId, ...response.headers };
+    if (outbox.push({ res, status: 204, headers, body: "" }) === 1) setImmediate(flushOutbox);
+    return;
+  }
   const body = typeof response.body === "string" || Buffer.isBuffer(response.body) ? response.body : JSON.stringify(response.body);
   const headers: Record<string, string | number> = {
     "Access-Control-Allow-Origin": "*",

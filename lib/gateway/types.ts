@@ -18,7 +18,7 @@ export interface GatewayContext {
 
 export interface GatewayResponse {
   status: number;
-  /** Serialised as JSON unless it is a string or Buffer. */
+  /** Serialised as JSON unless it is a string or Buffer; none is sent with status 204. */
   body: unknown;
   headers?: Record<string, string>;
 }

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcError } from "@/lib/jsonrpc/errors";
 import { freePort } from "@/lib/testing/ports";
-import { RpcError } from "../rpc-error";
 import { CometClient, UpstreamUnavailableError } from "./client";
 import { CometStandIn } from "./stand-in";
 

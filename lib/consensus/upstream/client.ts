@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { Network } from "@/lib/networks";
-import { RpcError } from "../rpc-error";
+import { INTERNAL_ERROR, RpcError, STANDARD_CODES } from "@/lib/jsonrpc/errors";
 import { blockResultsSchema, cometBlockSchema, consensusParamsSchema, netInfoSchema, statusSchema } from "./comet";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -26,8 +26,6 @@ export class UpstreamUnavailableError extends Error {
 class NodeFailure extends Error {
   override name = "NodeFailure";
 }
-
-const RPC_CODES = new Set<number>([-32700, -32600, -32601, -32602, -32603]);
 
 interface Node {
   /** Base URL without a trailing slash, credentials moved to `headers`. */
@@ -156,7 +154,7 @@ export class CometClient {
       const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
       if (typeof code === "number" && typeof message === "string") {
         const detail = typeof data === "string" ? data : data === undefined ? message : JSON.stringify(data);
-        throw new RpcError(RPC_CODES.has(code) ? (code as RpcError["code"]) : -32603, message, detail);
+        throw new RpcError(STANDARD_CODES.has(code) ? code : INTERNAL_ERROR, message, detail);
       }
     }
     if (!res.ok || result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);

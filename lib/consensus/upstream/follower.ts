@@ -2,7 +2,7 @@ import { db } from "@/lib/db/client";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
-import { RpcError } from "../rpc-error";
+import { RpcError } from "@/lib/jsonrpc/errors";
 import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { IngestBlock } from "../types";
 import { UpstreamUnavailableError, upstreamClient, type CometClient } from "./client";

@@ -4,8 +4,8 @@
  * consensus_params (immutable per height, cached).
  */
 import { db } from "@/lib/db/client";
+import { internalError as handlerError } from "@/lib/jsonrpc/errors";
 import type { Network } from "@/lib/networks";
-import { handlerError } from "../rpc-error";
 import type { ConsensusParamsResult, NetInfoResult, StatusResult } from "../types";
 import { UpstreamUnavailableError, upstreamClient } from "./client";
 import type { CometConsensusParams, CometNetInfo, CometStatus } from "./comet";

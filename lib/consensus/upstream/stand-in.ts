@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { INTERNAL_ERROR, METHOD_NOT_FOUND, PARSE_ERROR } from "@/lib/jsonrpc/errors";
 import { buildBlock, devnetChain, validatorInfo, type DevnetChain, type PreviousBlock } from "../devnet/chain";
 import type { IngestAttr, IngestBlock, Tag } from "../types";
 
@@ -191,13 +192,13 @@ export class CometStandIn {
       try {
         body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       } catch {
-        this.send(res, 200, { jsonrpc: "2.0", id: -1, error: { code: -32700, message: "Parse error. Invalid JSON", data: "" } });
+        this.send(res, 200, { jsonrpc: "2.0", id: -1, error: { code: PARSE_ERROR, message: "Parse error. Invalid JSON", data: "" } });
         return;
       }
       const one = (r: unknown) => {
         const { id = null, method, params } = (typeof r === "object" && r !== null ? r : {}) as { id?: unknown; method?: unknown; params?: unknown };
         const answer = typeof method === "string" ? this.answer(method, (params ?? {}) as Record<string, unknown>) : undefined;
-        return { jsonrpc: "2.0", id, ...(answer ?? { error: { code: -32601, message: "Method not found", data: "" } }) };
+        return { jsonrpc: "2.0", id, ...(answer ?? { error: { code: METHOD_NOT_FOUND, message: "Method not found", data: "" } }) };
       };
       this.send(res, 200, Array.isArray(body) ? body.map(one) : one(body));
     });
@@ -239,7 +240,7 @@ export class CometStandIn {
           return undefined;
       }
     } catch (e) {
-      if (e instanceof HeightError || e instanceof RangeError) return { error: { code: -32603, message: "Internal error", data: e.message } };
+      if (e instanceof HeightError || e instanceof RangeError) return { error: { code: INTERNAL_ERROR, message: "Internal error", data: e.message } };
       throw e;
     }
   }

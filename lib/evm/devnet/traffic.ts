@@ -13,6 +13,7 @@ import {
   type Address,
   type Hash,
 } from "viem";
+import { METHOD_NOT_FOUND } from "@/lib/jsonrpc/errors";
 import { BlockgateToken, DEVNET_CONTRACTS, Emitter } from "./contracts";
 
 export { DEVNET_CONTRACTS, devnetContractAddresses } from "./contracts";
@@ -170,7 +171,7 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
         }
         backlogged = false;
       } catch (e) {
-        if (e instanceof BaseError && e.walk((x) => (x as { code?: number }).code === -32601)) txpoolStatus = false;
+        if (e instanceof BaseError && e.walk((x) => (x as { code?: number }).code === METHOD_NOT_FOUND)) txpoolStatus = false;
         else throw e;
       }
     }
