@@ -31,7 +31,7 @@ async function run(command: string | undefined, args: string[]): Promise<number>
       return 0;
     },
     async create(db) {
-      const created = await createMigration(db.url, args[0] ?? "");
+      const created = await createMigration(db.adminUrl, args[0] ?? "");
       if (created === null) {
         console.log("prisma/schema.prisma has no changes since the last migration: nothing to create.");
       } else {
@@ -41,7 +41,7 @@ async function run(command: string | undefined, args: string[]): Promise<number>
       return 0;
     },
     async check(db) {
-      const diff = await diffMigrationsToSchema(db.url);
+      const diff = await diffMigrationsToSchema(db.adminUrl);
       if (diff === "") {
         console.log("prisma/schema.prisma and prisma/migrations agree.");
         return 0;

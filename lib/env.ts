@@ -5,6 +5,7 @@ import { z } from "zod";
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const optionalPort = z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).optional());
 const port = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(fallback));
 const secret = z.preprocess(
   emptyAsUndefined,
@@ -29,7 +30,8 @@ const schema = z.object({
     emptyAsUndefined,
     z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
   ),
-  EMBEDDED_PG_PORT: port(54329),
+  /** Unset: a free port, chosen at the first start and remembered in DATA_DIR/postgres.json. */
+  EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,
   NEXTAUTH_SECRET: secret,
   GITHUB_ID: optionalString,
@@ -113,6 +115,18 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
   return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode };
+}
+
+const databaseSchema = schema.pick({ DATA_DIR: true, DATABASE_URL: true, EMBEDDED_PG_PORT: true });
+
+/**
+ * Which database to use, without the rest of the configuration: database scripts (bin/db.ts)
+ * need no app secrets and must not generate them.
+ */
+export function databaseSettings(source: Record<string, string | undefined> = process.env): z.infer<typeof databaseSchema> {
+  const parsed = databaseSchema.safeParse(source);
+  if (!parsed.success) throw new ConfigError(`Invalid configuration:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
 }
 
 const logSchema = z.object({ NODE_ENV: z.preprocess(emptyAsUndefined, nodeEnv), LOG_LEVEL: logLevel, LOG_FORMAT: logFormat });

@@ -57,23 +57,24 @@ describe("migrations on a fresh embedded PostgreSQL", () => {
     expect(status).toMatchObject({ upToDate: true, pending: [], failed: [], edited: [], unknown: [] });
   });
 
+  // Diffs replay the migrations in shadow databases, which takes CREATEDB: the app role may not.
   it("schema.prisma and migrations agree", async () => {
-    expect(await diffMigrationsToSchema(server.url)).toBe("");
+    expect(await diffMigrationsToSchema(server.superuserUrl)).toBe("");
   });
 
   it("creates a migration from a schema change, which then applies", async () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), "blockgate-migrate-root-"));
     try {
       await fs.cp(path.resolve("prisma"), path.join(root, "prisma"), { recursive: true });
-      expect(await createMigration(server.url, "nothing", { root })).toBeNull();
+      expect(await createMigration(server.superuserUrl, "nothing", { root })).toBeNull();
 
       const schemaFile = path.join(root, "prisma", "schema.prisma");
       await fs.appendFile(schemaFile, '\nmodel Webhook {\n  id  String @id\n  url String\n\n  @@map("webhooks")\n}\n');
-      expect(await diffMigrationsToSchema(server.url, { root })).toContain('CREATE TABLE "webhooks"');
+      expect(await diffMigrationsToSchema(server.superuserUrl, { root })).toContain('CREATE TABLE "webhooks"');
 
-      const created = await createMigration(server.url, "Add webhooks", { root });
+      const created = await createMigration(server.superuserUrl, "Add webhooks", { root });
       expect(created).toMatch(/^\d{14}_add_webhooks$/);
-      expect(await diffMigrationsToSchema(server.url, { root })).toBe("");
+      expect(await diffMigrationsToSchema(server.superuserUrl, { root })).toBe("");
       expect((await migrationStatus(server.url, { root })).pending).toEqual([created]);
 
       expect(await applyMigrations(server.url, { root })).toEqual([created]);
@@ -171,6 +172,6 @@ describe("upgrading a populated consensus index (20261122051127_consensus_ingest
       { key: "transfer.sender", value: "alice", num: null, txs: "2" },
       { key: "transfer.sender", value: "bob", num: null, txs: "1" },
     ]);
-    expect(await diffMigrationsToSchema(server.url, { root })).toBe("");
+    expect(await diffMigrationsToSchema(server.superuserUrl, { root })).toBe("");
   });
 });

@@ -88,14 +88,15 @@ export async function createMigration(url: string, name: string, opts?: MigrateO
 /**
  * SQL that would take a database built from the migrations folder to prisma/schema.prisma, or
  * "" when they agree. Needs a server to replay the migrations in a temporary shadow database:
- * the one at `url`, else the one from ensureDatabase() (DATABASE_URL or the embedded cluster).
+ * the one at `url`, else the one from ensureDatabase() (DATABASE_URL or the embedded cluster's
+ * superuser: the app's own role may not create databases).
  */
 export async function diffMigrationsToSchema(url?: string, opts?: MigrateOptions): Promise<string> {
   if (url === undefined) {
     const { ensureDatabase } = await import("./connection");
     const db = await ensureDatabase();
     try {
-      return await diffMigrationsToSchema(db.url, opts);
+      return await diffMigrationsToSchema(db.adminUrl, opts);
     } finally {
       await db.stop();
     }
