@@ -98,7 +98,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
               onStarted: startTraffic(log),
             })
           : undefined;
-      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, log });
+      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000 });
       if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);

@@ -1,6 +1,7 @@
+import type { Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import type { AnvilSupervisor } from "./devnet/anvil";
-import { UpstreamPool } from "./upstream";
+import { EvmUpstream } from "./upstream";
 
 /**
  * Where each EVM network's requests go: its configured upstreams, or the local anvil devnet
@@ -8,51 +9,56 @@ import { UpstreamPool } from "./upstream";
  */
 interface Backends {
   supervisor?: AnvilSupervisor;
-  pools: Map<string, UpstreamPool>;
-  devnetPools: Map<string, { url: string; pool: UpstreamPool }>;
+  /** By network slug; `urls` tells when the catalog pointed the network elsewhere. */
+  pools: Map<string, { urls: string; upstream: EvmUpstream }>;
   blockTimeMs: number;
-  log: (m: string) => void;
+  /** Parent of the pools' loggers (tests read what the pools say). */
+  logger?: Logger;
 }
 
 const g = globalThis as unknown as { __blockgateEvmBackends?: Backends };
 
 function backends(): Backends {
-  g.__blockgateEvmBackends ??= { pools: new Map(), devnetPools: new Map(), blockTimeMs: 2000, log: (m) => console.error(m) };
+  g.__blockgateEvmBackends ??= { pools: new Map(), blockTimeMs: 2000 };
   return g.__blockgateEvmBackends;
 }
 
-export function configureEvmBackends(opts: { supervisor?: AnvilSupervisor; blockTimeMs: number; log: (m: string) => void }): void {
+function dropPools(b: Backends): void {
+  for (const { upstream } of b.pools.values()) void upstream.close();
+  b.pools.clear();
+}
+
+export function configureEvmBackends(opts: { supervisor?: AnvilSupervisor; blockTimeMs: number; logger?: Logger }): void {
   const b = backends();
   b.supervisor = opts.supervisor;
   b.blockTimeMs = opts.blockTimeMs;
-  b.log = opts.log;
-  b.pools.clear();
-  b.devnetPools.clear();
+  b.logger = opts.logger;
+  dropPools(b);
 }
 
 export class NoBackend extends Error {
   override name = "NoBackend";
 }
 
-/** The upstream pool for a network: configured URLs, or its devnet's URL. */
-export async function poolFor(network: Network): Promise<UpstreamPool> {
+/** The nodes of a network: its configured URLs (whose chain id is checked), or its devnet's URL. */
+export async function poolFor(network: Network): Promise<EvmUpstream> {
   const b = backends();
-  if (network.source.kind === "upstream") {
-    let pool = b.pools.get(network.slug);
-    // Rebuilt when the catalog points the network at other URLs.
-    if (!pool || pool.urls.join(",") !== network.source.urls.join(",")) {
-      pool = new UpstreamPool(network.source.urls, (m) => b.log(`[evm] ${network.slug}: ${m}`), undefined, network.activeChainId);
-      b.pools.set(network.slug, pool);
-    }
-    return pool;
-  }
-  if (!b.supervisor) throw new NoBackend(`no node is configured for ${network.slug}: set ${network.upstreamVariable} or enable devnets (DEVNETS=on)`);
-  const url = await b.supervisor.url(network);
-  const cached = b.devnetPools.get(network.slug);
-  if (cached?.url === url) return cached.pool;
-  const pool = new UpstreamPool([url], (m) => b.log(`[evm] ${network.slug}: ${m}`));
-  b.devnetPools.set(network.slug, { url, pool });
-  return pool;
+  let urls: readonly string[];
+  if (network.source.kind === "upstream") urls = network.source.urls;
+  else if (b.supervisor) urls = [await b.supervisor.url(network)];
+  else throw new NoBackend(`no node is configured for ${network.slug}: set ${network.upstreamVariable} or enable devnets (DEVNETS=on)`);
+  const key = urls.join(" ");
+  const cached = b.pools.get(network.slug);
+  if (cached?.urls === key) return cached.upstream;
+  // New, or rebuilt when the catalog (or a restarted devnet) points the network at other URLs.
+  void cached?.upstream.close();
+  const upstream = new EvmUpstream(urls, {
+    network: network.slug,
+    chainId: network.source.kind === "upstream" ? network.activeChainId : undefined,
+    logger: b.logger,
+  });
+  b.pools.set(network.slug, { urls: key, upstream });
+  return upstream;
 }
 
 /** How long a head-dependent answer (eth_blockNumber, gas price) may be reused. */

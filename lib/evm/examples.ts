@@ -8,7 +8,7 @@ import { AppError } from "@/lib/errors";
 import type { Network } from "@/lib/networks";
 import { NoBackend, poolFor } from "./backends";
 import { BlockgateToken, DEVNET_CONTRACTS, devnetContractAddresses } from "./devnet/contracts";
-import type { UpstreamPool } from "./upstream";
+import type { EvmUpstream } from "./upstream";
 
 export interface EvmExamples {
   network: string;
@@ -46,7 +46,7 @@ class RpcFailed extends Error {
 
 let nextId = 1;
 
-async function rpc<T>(pool: UpstreamPool, method: string, params: unknown[]): Promise<T> {
+async function rpc<T>(pool: EvmUpstream, method: string, params: unknown[]): Promise<T> {
   const answer = (await pool.send(JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }), { retryable: true })) as {
     result?: T;
     error?: { message?: string };
@@ -63,7 +63,7 @@ interface RpcBlock {
   transactions?: Hex[];
 }
 
-async function latestWithTx(pool: UpstreamPool): Promise<{ block: RpcBlock | null; txHash: Hex | null }> {
+async function latestWithTx(pool: EvmUpstream): Promise<{ block: RpcBlock | null; txHash: Hex | null }> {
   const latest = await rpc<RpcBlock | null>(pool, "eth_getBlockByNumber", ["latest", false]);
   if (!latest) return { block: null, txHash: null };
   let block: RpcBlock | null = latest;
@@ -77,7 +77,7 @@ async function latestWithTx(pool: UpstreamPool): Promise<{ block: RpcBlock | nul
   return { block: latest, txHash: null };
 }
 
-async function devnetToken(pool: UpstreamPool): Promise<EvmExamples["token"]> {
+async function devnetToken(pool: EvmUpstream): Promise<EvmExamples["token"]> {
   const accounts = (await rpc<string[]>(pool, "eth_accounts", [])).filter((a) => isAddress(a)).map((a) => getAddress(a));
   const [holder, recipient] = accounts;
   if (!holder || !recipient) return null;

@@ -528,8 +528,8 @@ describe("upstream chain check", () => {
     const signed = await account.signTransaction(transferTx(1));
     expect(await node(req(1, "eth_sendRawTransaction", [signed]), { slug: "ethereum-mainnet" })).toEqual({ jsonrpc: "2.0", id: 1, result: keccak256(signed) });
     expect((await rpcDirect(sepolia.url, "eth_getTransactionByHash", [keccak256(signed)])).result).toBeNull();
-    const said = devnets.logs.filter((l) => l.includes("ethereum-mainnet") && l.includes("is left out"));
-    expect(said).toEqual([`[evm] ethereum-mainnet: upstream ${sepolia.url} is left out: it serves chain 11155111, not 1 (check the network's UPSTREAM_ variable)`]);
+    const said = devnets.upstreamLogs.filter((l) => l.network === "ethereum-mainnet" && l.msg.includes("is left out"));
+    expect(said).toEqual([{ network: "ethereum-mainnet", level: "error", msg: `upstream ${sepolia.url} is left out: it serves chain 11155111, not 1 (check the network's UPSTREAM_ variable)` }]);
   });
 
   it("answers -32603 naming the chain when no node serves the right one", async () => {

@@ -6,6 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pino from "pino";
 import { networkBySlug } from "@/lib/networks";
 import { freeLowPort } from "@/lib/testing/ports";
 import { configureEvmBackends } from "./backends";
@@ -70,6 +71,12 @@ export async function spawnAnvil(opts: { chainId: number; blockTimeSec?: number 
   return { url, port, child, stop };
 }
 
+export interface UpstreamLogLine {
+  network?: string;
+  level: string;
+  msg: string;
+}
+
 export interface TestDevnets {
   supervisor: AnvilSupervisor;
   /** The devnet's own URL (anvil, not the gateway), starting it when needed. */
@@ -78,6 +85,8 @@ export interface TestDevnets {
   traffic(slug: string): Promise<TrafficGenerator>;
   /** Lines the supervisor and the traffic generators logged. */
   logs: string[];
+  /** What the upstream pools logged (their network, level and message). */
+  upstreamLogs: UpstreamLogLine[];
   /** Stops the traffic generators and every anvil, and removes the devnets' state. */
   stop(): Promise<void>;
 }
@@ -106,7 +115,9 @@ export async function startTestDevnets(opts: { blockTimeSec?: number; trafficInt
       });
     },
   });
-  configureEvmBackends({ supervisor, blockTimeMs: blockTimeSec * 1000, log });
+  const upstreamLogs: UpstreamLogLine[] = [];
+  const logger = pino({ base: undefined, timestamp: false, formatters: { level: (label) => ({ level: label }) } }, { write: (line: string) => void upstreamLogs.push(JSON.parse(line) as UpstreamLogLine) });
+  configureEvmBackends({ supervisor, blockTimeMs: blockTimeSec * 1000, logger });
   const network = (slug: string) => {
     const n = networkBySlug(slug);
     if (!n) throw new Error(`no network ${slug}`);
@@ -115,6 +126,7 @@ export async function startTestDevnets(opts: { blockTimeSec?: number; trafficInt
   return {
     supervisor,
     logs,
+    upstreamLogs,
     nodeUrl: (slug) => supervisor.url(network(slug)),
     async traffic(slug) {
       await supervisor.url(network(slug));

@@ -1,15 +1,12 @@
 /**
- * A CometBFT JSON-RPC client (URI form: `GET <base>/<method>?height=H`) over one or more node
- * URLs: tried in the configured order, a node that fails is passed over for a while, and every
- * answer is checked against the schema of what we read.
+ * A CometBFT JSON-RPC client (URI form: `GET <base>/<method>?height=H`) over the network's
+ * upstream pool, every answer checked against the schema of what we read.
  */
 import type { z } from "zod";
 import type { Network } from "@/lib/networks";
+import { NodeFailure, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
 import { INTERNAL_ERROR, RpcError, STANDARD_CODES } from "@/lib/jsonrpc/errors";
 import { blockResultsSchema, cometBlockSchema, consensusParamsSchema, netInfoSchema, statusSchema } from "./comet";
-
-export const REQUEST_TIMEOUT_MS = 10_000;
-export const UNHEALTHY_FOR_MS = 30_000;
 
 /** No configured node answered: network errors, timeouts, HTTP errors or malformed answers. */
 export class UpstreamUnavailableError extends Error {
@@ -22,128 +19,26 @@ export class UpstreamUnavailableError extends Error {
   }
 }
 
-/** One node failed to give an answer; the next one is tried. */
-class NodeFailure extends Error {
-  override name = "NodeFailure";
+/** CometBFT serves the same methods over HTTP as over its websocket endpoint. */
+function httpUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url; // refused by the pool, whose error does not repeat the URL (it may hold a key)
+  }
+  if (u.protocol !== "ws:" && u.protocol !== "wss:") return url;
+  u.protocol = u.protocol === "ws:" ? "http:" : "https:";
+  u.pathname = u.pathname.replace(/\/websocket\/?$/, "");
+  return u.toString();
 }
 
-interface Node {
-  /** Base URL without a trailing slash, credentials moved to `headers`. */
-  base: string;
-  headers: Record<string, string>;
-  /** Origin only: URLs may carry provider keys in their path or credentials. */
-  label: string;
-  unhealthyUntil: number;
-}
-
-function toNode(url: string, index: number, count: number): Node {
-  const u = new URL(url);
-  // CometBFT serves the same methods over HTTP as over its websocket endpoint.
-  if (u.protocol === "ws:" || u.protocol === "wss:") {
-    u.protocol = u.protocol === "ws:" ? "http:" : "https:";
-    u.pathname = u.pathname.replace(/\/websocket\/?$/, "");
-  }
-  const headers: Record<string, string> = { Accept: "application/json" };
-  if (u.username || u.password) {
-    // fetch refuses URLs with credentials: send them as Basic authentication instead.
-    const credentials = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
-    headers.Authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
-    u.username = "";
-    u.password = "";
-  }
-  const label = count > 1 ? `#${index + 1} ${u.origin}` : u.origin;
-  return { base: u.toString().replace(/\/+$/, ""), headers, label, unhealthyUntil: 0 };
-}
-
-function describe(e: unknown): string {
-  if (e instanceof NodeFailure) return e.message;
-  if (e instanceof Error && e.name === "TimeoutError") return "timed out";
-  if (e instanceof Error) {
-    const cause = (e as Error & { cause?: unknown }).cause;
-    if (cause instanceof Error) return cause.message;
-    return e.message;
-  }
-  return String(e);
-}
-
-export interface CometClientOptions {
-  timeoutMs?: number;
-  unhealthyMs?: number;
-  now?: () => number;
-}
-
-type Params = Record<string, bigint | number | undefined>;
-
-export class CometClient {
-  private readonly nodes: Node[];
-  private readonly timeoutMs: number;
-  private readonly unhealthyMs: number;
-  private readonly now: () => number;
-
-  constructor(urls: readonly string[], opts: CometClientOptions = {}) {
-    if (urls.length === 0) throw new Error("CometClient: no node URL given");
-    this.nodes = urls.map((u, i) => toNode(u, i, urls.length));
-    this.timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
-    this.unhealthyMs = opts.unhealthyMs ?? UNHEALTHY_FOR_MS;
-    this.now = opts.now ?? Date.now;
-  }
-
-  /** The nodes, by origin only (safe to log). */
-  get labels(): string[] {
-    return this.nodes.map((n) => n.label);
-  }
-
-  /** Labels of the nodes that are currently passed over. */
-  unhealthy(): string[] {
-    const now = this.now();
-    return this.nodes.filter((n) => n.unhealthyUntil > now).map((n) => n.label);
-  }
-
-  /**
-   * Calls `method` on the first node that answers: healthy nodes in the configured order, then
-   * the ones marked unhealthy (so a single node is never locked out). A JSON-RPC error from a node
-   * is its answer and is thrown as an RpcError with the node's code, message and data; when no
-   * node answers, UpstreamUnavailableError. Aborting `signal` rejects with its reason.
-   */
-  async call<S extends z.ZodType>(method: string, params: Params, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
-    const now = this.now();
-    const order = [...this.nodes.filter((n) => n.unhealthyUntil <= now), ...this.nodes.filter((n) => n.unhealthyUntil > now)];
-    const failures: string[] = [];
-    for (const node of order) {
-      signal?.throwIfAborted();
-      try {
-        const result = await this.request(node, method, params, signal);
-        node.unhealthyUntil = 0;
-        const parsed = schema.safeParse(result);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0];
-          throw new NodeFailure(`malformed ${method} answer${issue ? ` at ${issue.path.join(".") || "result"}: ${issue.message}` : ""}`);
-        }
-        return parsed.data;
-      } catch (e) {
-        if (e instanceof RpcError) throw e;
-        signal?.throwIfAborted();
-        node.unhealthyUntil = this.now() + this.unhealthyMs;
-        failures.push(`${node.label}: ${describe(e)}`);
-      }
-    }
-    throw new UpstreamUnavailableError(method, failures);
-  }
-
-  private async request(node: Node, method: string, params: Params, signal: AbortSignal | undefined): Promise<unknown> {
-    const query = Object.entries(params)
-      .filter((e): e is [string, bigint | number] => e[1] !== undefined)
-      .map(([k, v]) => `${encodeURIComponent(k)}=${v}`)
-      .join("&");
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const res = await fetch(`${node.base}/${method}${query ? `?${query}` : ""}`, {
-      headers: node.headers,
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-    const body = await res.text();
+/** The result of a URI-form answer; a JSON-RPC error is the node's answer, thrown as RpcError. */
+function cometResult(method: string, schema: z.ZodType) {
+  return (res: UpstreamResponse): unknown => {
     let envelope: unknown;
     try {
-      envelope = JSON.parse(body);
+      envelope = JSON.parse(res.text);
     } catch {
       throw new NodeFailure(`HTTP ${res.status}, not a JSON-RPC answer`);
     }
@@ -157,8 +52,81 @@ export class CometClient {
         throw new RpcError(STANDARD_CODES.has(code) ? code : INTERNAL_ERROR, message, detail);
       }
     }
-    if (!res.ok || result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);
-    return result;
+    if (res.status < 200 || res.status > 299 || result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);
+    const parsed = schema.safeParse(result);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new NodeFailure(`malformed ${method} answer${issue ? ` at ${issue.path.join(".") || "result"}: ${issue.message}` : ""}`);
+    }
+    return parsed.data;
+  };
+}
+
+export interface CometClientOptions {
+  /** The network's slug, on the pool's log lines. */
+  network?: string;
+  timeoutMs?: number;
+  unhealthyMs?: number;
+  now?: () => number;
+}
+
+type Params = Record<string, bigint | number | undefined>;
+
+export class CometClient {
+  private readonly pool: UpstreamPool;
+  private readonly count: number;
+
+  constructor(urls: readonly string[], opts: CometClientOptions = {}) {
+    if (urls.length === 0) throw new Error("CometClient: no node URL given");
+    this.count = urls.length;
+    this.pool = new UpstreamPool(urls.map(httpUrl), {
+      network: opts.network ?? "consensus",
+      timeoutMs: opts.timeoutMs,
+      unhealthyMs: opts.unhealthyMs,
+      now: opts.now,
+    });
+  }
+
+  /** Origin only, numbered when there are several nodes. */
+  private label(index: number, origin: string): string {
+    return this.count > 1 ? `#${index + 1} ${origin}` : origin;
+  }
+
+  /** The nodes, by origin only (safe to log). */
+  get labels(): string[] {
+    return this.pool.health().map((n, i) => this.label(i, n.origin));
+  }
+
+  /** Labels of the nodes that are currently passed over. */
+  unhealthy(): string[] {
+    return this.pool.health().flatMap((n, i) => (n.unhealthy ? [this.label(i, n.origin)] : []));
+  }
+
+  /**
+   * Calls `method` on the first node that answers: healthy nodes in the configured order, then
+   * the ones marked unhealthy (so a single node is never locked out). A JSON-RPC error from a node
+   * is its answer and is thrown as an RpcError with the node's code, message and data; when no
+   * node answers, UpstreamUnavailableError. Aborting `signal` rejects with its reason.
+   */
+  async call<S extends z.ZodType>(method: string, params: Params, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+    const query = Object.entries(params)
+      .filter((e): e is [string, bigint | number] => e[1] !== undefined)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${v}`)
+      .join("&");
+    try {
+      const result = await this.pool.call({
+        method: "GET",
+        path: query ? `${method}?${query}` : method,
+        headers: { accept: "application/json" },
+        retryable: true,
+        signal,
+        check: cometResult(method, schema),
+      });
+      return result as z.output<S>;
+    } catch (e) {
+      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.label(f.index, f.origin)}: ${f.reason}`));
+      throw e;
+    }
   }
 
   status(signal?: AbortSignal) {
@@ -190,7 +158,7 @@ export function upstreamClient(network: Network): CometClient {
   const key = `${network.slug} ${network.source.urls.join(" ")}`;
   let client = clients.get(key);
   if (!client) {
-    client = new CometClient(network.source.urls);
+    client = new CometClient(network.source.urls, { network: network.slug });
     clients.set(key, client);
   }
   return client;
