@@ -3,7 +3,7 @@ import { db, disconnectDb } from "@/lib/db/client";
 import { ensureDatabase } from "@/lib/db/connection";
 import { applyMigrations } from "@/lib/db/migrate";
 import { Plan } from "@/lib/db/generated/enums";
-import { loadEnv } from "@/lib/env";
+import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { resetKey } from "@/lib/keys/service";
 import { projectName } from "@/lib/projects/schema";
@@ -67,7 +67,7 @@ async function execute(command: string | undefined, values: Record<string, strin
 export async function runAdmin(command: string | undefined, values: Record<string, string | undefined>): Promise<unknown> {
   loadEnv();
   const database = await ensureDatabase({ log: (m) => process.stderr.write(m + "\n") });
-  process.env.DATABASE_URL = database.url;
+  setDatabaseUrl(database.url);
   try {
     await applyMigrations(database.url);
     return await execute(command, values);

@@ -108,4 +108,12 @@ describe("launcher", () => {
     expect(code).not.toBe(0);
     expect(launcher.output()).toMatch(/APP_SECRET.*required in production/);
   });
+
+  it("refuses to start with a bad DATABASE_POOL_SIZE or upstream URL and names both", async () => {
+    const launcher = startLauncher({ DATABASE_URL: databaseUrl, NODE_ENV: "test", DATABASE_POOL_SIZE: "0", UPSTREAM_BASE_MAINNET: "ftp://base.example" });
+    const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(launcher.output()).toContain("DATABASE_POOL_SIZE");
+    expect(launcher.output()).toContain('UPSTREAM_BASE_MAINNET: "ftp://base.example" is not an http(s) URL');
+  });
 });

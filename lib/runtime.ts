@@ -5,7 +5,7 @@ import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
 import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
 import { startUpstreamFollower } from "@/lib/consensus/upstream/follower";
-import { loadEnv, type Env } from "@/lib/env";
+import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { configureEvmBackends } from "@/lib/evm/backends";
 import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
 import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
@@ -15,6 +15,8 @@ import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/ser
 import { meter } from "@/lib/usage/meter";
 
 export interface ServiceOptions {
+  /** The configuration, when the caller has loaded it (loadEnv()); loaded here otherwise. */
+  env?: Env;
   /** Serve the console through Next.js (false: public API only, for tests and ROLE=worker). */
   withNext?: boolean;
   dev?: boolean;
@@ -60,9 +62,9 @@ function startTraffic(log: (m: string) => void) {
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? ((m: string) => console.log(m));
-  const env = loadEnv();
+  const env = options.env ?? loadEnv();
   const database = await ensureDatabase({ log });
-  process.env.DATABASE_URL = database.url;
+  setDatabaseUrl(database.url);
   const applied = await applyMigrations(database.url);
   if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
   setExpectedMigrations(await listMigrations());

@@ -1,4 +1,4 @@
-import { CONSENSUS_ENDPOINTS, MAX_QUERY_LENGTH, PER_PAGE_DEFAULT, PER_PAGE_MAX, type ConsensusMethod, type ParamSpec } from "./catalog";
+import { CONSENSUS_ENDPOINTS, PER_PAGE_DEFAULT, PER_PAGE_MAX, type ConsensusMethod, type ParamSpec } from "./catalog";
 import { parseQuery } from "./query/parse";
 import type { Query } from "./query/parse";
 import { invalidParams, RpcError } from "./rpc-error";
@@ -67,9 +67,7 @@ export function parseParams(method: ConsensusMethod, raw: RawParams): ParsedPara
         break;
       }
       case "query": {
-        if (value.length > MAX_QUERY_LENGTH) {
-          throw new RpcError(-32603, `Invalid query: longer than ${MAX_QUERY_LENGTH} characters`, `query is ${value.length} characters long; the maximum is ${MAX_QUERY_LENGTH}`);
-        }
+        // The parser refuses a query over MAX_QUERY_LENGTH before reading it.
         const parsed = parseQuery(value);
         if (!parsed.ok) throw new RpcError(-32603, `Invalid query: ${parsed.error.message}`, parsed.error.message);
         out.query = parsed.query;
