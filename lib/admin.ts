@@ -6,6 +6,7 @@ import { Plan } from "@/lib/db/generated/enums";
 import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { resetKey } from "@/lib/keys/service";
+import { isPlan } from "@/lib/plans";
 import { projectName } from "@/lib/projects/schema";
 import { createProject, listProjects } from "@/lib/projects/service";
 
@@ -53,8 +54,8 @@ async function execute(command: string | undefined, values: Record<string, strin
     case "set-plan": {
       const projectId = required(values, "project");
       const plan = required(values, "plan");
-      if (!(plan in Plan)) throw new AppError("INVALID_PARAMETER", `--plan must be one of ${Object.keys(Plan).join(", ")}.`);
-      const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan: plan as Plan } });
+      if (!isPlan(plan)) throw new AppError("INVALID_PARAMETER", `--plan must be one of ${Object.keys(Plan).join(", ")}.`);
+      const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan } });
       if (updated.count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId}.`);
       return { projectId, plan };
     }

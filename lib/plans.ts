@@ -10,7 +10,7 @@ export interface PlanLimits {
   maxKeys: number;
 }
 
-/** REFERENCE.md §1. Allowances reset at 00:00 UTC. */
+/** What each plan includes. Allowances reset at 00:00 UTC. */
 export const PLANS: Record<Plan, PlanLimits> = {
   FREE: { label: "Starter (free)", allowanceCu: 1_000_000, period: "day", cuPerSecond: 300, maxKeys: 1 },
   STARTER_PLUS: { label: "Starter Plus", allowanceCu: 100_000_000, period: "month", cuPerSecond: 400, maxKeys: 3 },
@@ -18,3 +18,7 @@ export const PLANS: Record<Plan, PlanLimits> = {
   BUSINESS: { label: "Business", allowanceCu: 1_600_000_000, period: "month", cuPerSecond: 3000, maxKeys: 10 },
   ENTERPRISE: { label: "Enterprise", allowanceCu: null, period: "month", cuPerSecond: null, maxKeys: 100 },
 };
+
+export function isPlan(value: string): value is Plan {
+  return Object.hasOwn(PLANS, value);
+}

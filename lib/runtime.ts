@@ -10,7 +10,7 @@ import { configureEvmBackends } from "@/lib/evm/backends";
 import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
 import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
 import { networks } from "@/lib/networks";
-import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
+import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
 
@@ -74,7 +74,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
   const usage = meter();
   try {
-    const invalidations = listenForKeyInvalidations(database.url, log);
+    const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
     if (env.ROLE !== "web") {
       for (const n of networks()) {
@@ -108,7 +108,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         host: env.HOST,
         port: env.PORT,
         meter: usage,
-        keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
         next: nextApp?.handler,
         log: (m) => console.error(m),
       });

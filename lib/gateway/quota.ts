@@ -1,7 +1,7 @@
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
-import { PLANS } from "@/lib/plans";
+import { PLANS, type PlanLimits } from "@/lib/plans";
 
 interface Usage {
   periodStart: number;
@@ -22,17 +22,17 @@ export function periodStart(period: "day" | "month", now: number): number {
 }
 
 /**
- * Plan allowance per project (REFERENCE.md §1: free plan 1M CU a day, paid plans a month, reset
- * at 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
+ * Plan allowance per project (the free plan's by the day, paid plans' by the month, reset at
+ * 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
  * background every 30 s, so the hot path only waits for the database on a project's first call.
  */
 export class QuotaTracker {
   private usage = new Map<string, Usage>();
 
   /** Throws EXCEEDED_QUOTA_LIMIT when over; returns a promise only when it must read the database first. */
-  check(projectId: string, plan: string, now = Date.now()): Promise<void> | undefined {
-    const limits = PLANS[plan as Plan];
-    if (!limits || limits.allowanceCu === null) return undefined;
+  check(projectId: string, plan: Plan, now = Date.now()): Promise<void> | undefined {
+    const limits = PLANS[plan];
+    if (limits.allowanceCu === null) return undefined;
     const start = periodStart(limits.period, now);
     const u = this.usage.get(projectId);
     if (!u || u.periodStart !== start) {
@@ -45,7 +45,7 @@ export class QuotaTracker {
     return undefined;
   }
 
-  private enforce(u: Usage, limits: (typeof PLANS)[Plan]): void {
+  private enforce(u: Usage, limits: PlanLimits): void {
     if (limits.allowanceCu !== null && u.stored + u.local >= limits.allowanceCu) {
       throw new AppError(
         "EXCEEDED_QUOTA_LIMIT",

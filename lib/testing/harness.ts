@@ -33,10 +33,10 @@ export interface TestGateway {
 }
 
 /** The public API server on a free port (no Next.js), with its own meter. */
-export async function startTestGateway(opts: { keyCacheTtlMs?: number } = {}): Promise<TestGateway> {
+export async function startTestGateway(): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter((m) => console.error(m));
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, keyCacheTtlMs: opts.keyCacheTtlMs ?? 5000 });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter });
   return {
     url: server.url,
     meter,
