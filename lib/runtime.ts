@@ -59,21 +59,33 @@ function startTraffic(log: (m: string) => void) {
  * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
  * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker). stop() shuts down
  * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
+ * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? ((m: string) => console.log(m));
   const env = options.env ?? loadEnv();
   const database = await ensureDatabase({ log });
   setDatabaseUrl(database.url);
-  const applied = await applyMigrations(database.url);
-  if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
-  setExpectedMigrations(await listMigrations());
 
   const stops: Array<() => Promise<void>> = [];
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
   const usage = meter();
+  const shutdown = async () => {
+    try {
+      await http?.close();
+      await usage.stop();
+      for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
+      await nextApp?.close().catch(() => undefined);
+      await disconnectDb();
+    } finally {
+      await database.stop();
+    }
+  };
   try {
+    const applied = await applyMigrations(database.url);
+    if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
+    setExpectedMigrations(await listMigrations());
     const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
     if (env.ROLE !== "web") {
@@ -113,25 +125,16 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       });
     }
   } catch (e) {
-    await disconnectDb().catch(() => undefined);
-    await database.stop().catch(() => undefined);
+    await shutdown().catch((err: unknown) => log(`[shutdown] ${String(err)}`));
     throw e;
   }
 
   let stopping: Promise<void> | undefined;
-  const stop = async () => {
-    await http?.close();
-    await usage.stop();
-    for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
-    await nextApp?.close().catch(() => undefined);
-    await disconnectDb();
-    await database.stop();
-  };
   return {
     env,
     url: http?.url,
     databaseUrl: database.url,
     embeddedDatabase: database.embedded,
-    stop: () => (stopping ??= stop()),
+    stop: () => (stopping ??= shutdown()),
   };
 }
