@@ -6,6 +6,7 @@
 // Uses DATABASE_URL when set, else the embedded PostgreSQL under DATA_DIR (started and stopped here).
 import { ensureDatabase, type DatabaseHandle } from "../lib/db/connection";
 import { applyMigrations, createMigration, diffMigrationsToSchema, listMigrations, migrationStatus } from "../lib/db/migrate";
+import { debugSettings } from "../lib/env";
 
 const USAGE = `Usage: tsx bin/db.ts <command>
   migrate         apply pending migrations
@@ -85,7 +86,7 @@ run(command, args).then(
       process.exit(2);
     }
     console.error(`db ${command ?? ""}: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.DEBUG && err instanceof Error) console.error(err.stack);
+    if (debugSettings().stacks && err instanceof Error) console.error(err.stack);
     process.exit(1);
   },
 );

@@ -5,6 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { ensureFreshBuild } from "./build";
+import { debugSettings, loadEnv, prepareNextEnv } from "@/lib/env";
 import { startService } from "@/lib/runtime";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -16,13 +17,13 @@ Configuration comes from environment variables or .env; see .env.example.`);
 
 const dev = process.argv.includes("--dev");
 const apiOnly = process.argv.includes("--api-only");
-process.env.NEXT_TELEMETRY_DISABLED = "1";
-if (!dev) (process.env as Record<string, string>).NODE_ENV ??= "production";
+prepareNextEnv(dev);
 
 async function main() {
-  const role = process.env.ROLE ?? "all";
-  if (!dev && !apiOnly && role !== "worker") ensureFreshBuild((cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1);
-  const service = await startService({ dev, withNext: !apiOnly });
+  // Configuration first: a bad value stops start-up before a build is spent on it.
+  const env = loadEnv();
+  if (!dev && !apiOnly && env.ROLE !== "worker") ensureFreshBuild((cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1);
+  const service = await startService({ env, dev, withNext: !apiOnly });
   if (service.url) {
     const shown = service.env.PUBLIC_URL;
     console.log(`\nBlockgate is running (${dev ? "development" : "production build"}, role ${service.env.ROLE}).`);
@@ -60,6 +61,6 @@ async function main() {
 main().catch((e: unknown) => {
   // Start-up failures (bad configuration, port in use, failed build) are explained by their
   // message; the stack is noise for the person reading it unless they ask for it.
-  console.error(e instanceof Error && !process.env.DEBUG ? `Blockgate could not start: ${e.message}` : e);
+  console.error(e instanceof Error && !debugSettings().stacks ? `Blockgate could not start: ${e.message}` : e);
   process.exit(1);
 });

@@ -3,9 +3,10 @@ import { db, disconnectDb } from "@/lib/db/client";
 import { ensureDatabase } from "@/lib/db/connection";
 import { applyMigrations } from "@/lib/db/migrate";
 import { Plan } from "@/lib/db/generated/enums";
-import { loadEnv } from "@/lib/env";
+import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { resetKey } from "@/lib/keys/service";
+import { isPlan } from "@/lib/plans";
 import { projectName } from "@/lib/projects/schema";
 import { createProject, listProjects } from "@/lib/projects/service";
 
@@ -53,8 +54,8 @@ async function execute(command: string | undefined, values: Record<string, strin
     case "set-plan": {
       const projectId = required(values, "project");
       const plan = required(values, "plan");
-      if (!(plan in Plan)) throw new AppError("INVALID_PARAMETER", `--plan must be one of ${Object.keys(Plan).join(", ")}.`);
-      const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan: plan as Plan } });
+      if (!isPlan(plan)) throw new AppError("INVALID_PARAMETER", `--plan must be one of ${Object.keys(Plan).join(", ")}.`);
+      const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan } });
       if (updated.count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId}.`);
       return { projectId, plan };
     }
@@ -67,7 +68,7 @@ async function execute(command: string | undefined, values: Record<string, strin
 export async function runAdmin(command: string | undefined, values: Record<string, string | undefined>): Promise<unknown> {
   loadEnv();
   const database = await ensureDatabase({ log: (m) => process.stderr.write(m + "\n") });
-  process.env.DATABASE_URL = database.url;
+  setDatabaseUrl(database.url);
   try {
     await applyMigrations(database.url);
     return await execute(command, values);

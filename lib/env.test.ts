@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseEnv } from "./env";
+import { ConfigError, databaseUrl, debugSettings, parseEnv, prepareNextEnv, resetEnv, setDatabaseUrl } from "./env";
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), "blockgate-env-"));
 
@@ -41,5 +41,93 @@ describe("configuration", () => {
 
   it("requires GitHub sign-in variables in pairs", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
+  });
+
+  it("reads DATABASE_POOL_SIZE as a pool size from 1 to 200 (default 10)", () => {
+    expect(parseEnv({ DATA_DIR: tmp() }).DATABASE_POOL_SIZE).toBe(10);
+    expect(parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: " 25 " }).DATABASE_POOL_SIZE).toBe(25);
+    expect(parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: "" }).DATABASE_POOL_SIZE).toBe(10);
+    for (const bad of ["0", "201", "ten", "2.5", "-3"]) {
+      expect(() => parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: bad }), bad).toThrow(/^Invalid configuration:\n {2}DATABASE_POOL_SIZE: /);
+    }
+  });
+
+  it("reads EMBEDDED_PG_PORT as a port (unset: chosen by the embedded cluster) and DATA_DIR (default .data)", () => {
+    const env = parseEnv({ DATA_DIR: tmp() });
+    expect(env.EMBEDDED_PG_PORT).toBeUndefined();
+    expect(parseEnv({ DATA_DIR: tmp(), EMBEDDED_PG_PORT: "6543" }).EMBEDDED_PG_PORT).toBe(6543);
+    for (const bad of ["0", "65536", "pg"]) expect(() => parseEnv({ DATA_DIR: tmp(), EMBEDDED_PG_PORT: bad }), bad).toThrow(/EMBEDDED_PG_PORT/);
+    expect(parseEnv({ APP_SECRET: "a".repeat(32), NEXTAUTH_SECRET: "b".repeat(32) }).DATA_DIR).toBe(".data");
+  });
+
+  it("reads DEBUG and DEBUG_SCHEMA_ENGINE as switches, also when the rest of the configuration is bad", () => {
+    for (const off of [undefined, "", "0", "false", "OFF", "no"]) {
+      expect(parseEnv({ DATA_DIR: tmp(), DEBUG: off, DEBUG_SCHEMA_ENGINE: off })).toMatchObject({ DEBUG: false, DEBUG_SCHEMA_ENGINE: false });
+      expect(debugSettings({ DEBUG: off, DEBUG_SCHEMA_ENGINE: off })).toEqual({ stacks: false, schemaEngine: false });
+    }
+    for (const on of ["1", "true", "yes", "*"]) {
+      expect(parseEnv({ DATA_DIR: tmp(), DEBUG: on, DEBUG_SCHEMA_ENGINE: on })).toMatchObject({ DEBUG: true, DEBUG_SCHEMA_ENGINE: true });
+      expect(debugSettings({ DEBUG: on, PORT: "not-a-port" })).toEqual({ stacks: true, schemaEngine: false });
+    }
+  });
+
+  it("reads UPSTREAM_<PROTOCOL>_<NETWORK> as URL lists and names each bad one with the other bad variables", () => {
+    const env = parseEnv({
+      DATA_DIR: tmp(),
+      UPSTREAM_BASE_SEPOLIA: " https://a.example/rpc , https://b.example/rpc ,",
+      UPSTREAM_BABYLON_MAINNET: "wss://babylon.example/websocket",
+      UPSTREAM_KAIA_MAINNET: "",
+    });
+    expect(env.UPSTREAMS).toEqual({ "base-sepolia": ["https://a.example/rpc", "https://b.example/rpc"], "babylon-mainnet": ["wss://babylon.example/websocket"] });
+    try {
+      parseEnv({ DATA_DIR: tmp(), UPSTREAM_ETHEREUM_MAINNET: "wss://eth.example", UPSTREAM_APTOS_TESTNET: "ftp://aptos.example", PORT: "0" });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const msg = (e as Error).message;
+      expect(msg).toContain('UPSTREAM_ETHEREUM_MAINNET: "wss://eth.example" is not an http(s) URL');
+      expect(msg).toContain('UPSTREAM_APTOS_TESTNET: "ftp://aptos.example" is not an http(s) or ws(s) URL');
+      expect(msg).toContain("PORT:");
+    }
+  });
+
+  it("knows the database the launcher started, before DATABASE_URL, until the configuration is read again", () => {
+    const saved = process.env.DATABASE_URL;
+    try {
+      process.env.DATABASE_URL = "postgresql://db.example/blockgate";
+      resetEnv();
+      expect(databaseUrl()).toBe("postgresql://db.example/blockgate");
+      setDatabaseUrl("postgresql://127.0.0.1:54329/postgres");
+      expect(databaseUrl()).toBe("postgresql://127.0.0.1:54329/postgres");
+      delete process.env.DATABASE_URL;
+      resetEnv();
+      expect(databaseUrl()).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.DATABASE_URL;
+      else process.env.DATABASE_URL = saved;
+      resetEnv();
+    }
+  });
+
+  it("prepares Next.js's environment: production unless developing or set, no telemetry", () => {
+    const saved = { NODE_ENV: process.env.NODE_ENV, NEXT_TELEMETRY_DISABLED: process.env.NEXT_TELEMETRY_DISABLED };
+    const env = process.env as Record<string, string | undefined>;
+    try {
+      delete env.NODE_ENV;
+      delete env.NEXT_TELEMETRY_DISABLED;
+      prepareNextEnv(true);
+      expect(env.NODE_ENV).toBeUndefined();
+      expect(env.NEXT_TELEMETRY_DISABLED).toBe("1");
+      prepareNextEnv(false);
+      expect(env.NODE_ENV).toBe("production");
+      env.NODE_ENV = "test";
+      prepareNextEnv(false);
+      expect(env.NODE_ENV).toBe("test");
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete env[name];
+        else env[name] = value;
+      }
+    }
   });
 });

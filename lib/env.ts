@@ -2,11 +2,15 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { parseUpstreams } from "@/lib/network-definitions";
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 const optionalPort = z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).optional());
-const port = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(65535).default(fallback));
+const integer = (min: number, max: number, fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min).max(max).default(fallback));
+const port = (fallback: number) => integer(1, 65535, fallback);
+/** A switch: unset, empty, 0, false, off or no is off; any other value is on. */
+const flag = z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v !== undefined && !/^(0|false|off|no)$/i.test(v.trim()));
 const secret = z.preprocess(
   emptyAsUndefined,
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
@@ -30,6 +34,8 @@ const schema = z.object({
     emptyAsUndefined,
     z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
   ),
+  /** Connections in each process's database pool. */
+  DATABASE_POOL_SIZE: integer(1, 200, 10),
   /** Unset: a free port, chosen at the first start and remembered in DATA_DIR/postgres.json. */
   EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,
@@ -37,12 +43,12 @@ const schema = z.object({
   GITHUB_ID: optionalString,
   GITHUB_SECRET: optionalString,
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
-  KEY_CACHE_TTL_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(5000)),
-  USAGE_FLUSH_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(50).max(60_000).default(1000)),
+  KEY_CACHE_TTL_MS: integer(0, 60_000, 5000),
+  USAGE_FLUSH_MS: integer(50, 60_000, 1000),
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
-  EVM_BLOCK_TIME_S: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(2)),
-  EVM_DEVNET_IDLE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10_000).default(15 * 60_000)),
-  CONSENSUS_BLOCK_TIME_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(60_000).default(1000)),
+  EVM_BLOCK_TIME_S: integer(1, 60, 2),
+  EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),
+  CONSENSUS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
   /** First height a consensus follower ingests into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,
@@ -53,6 +59,10 @@ const schema = z.object({
       .transform(BigInt)
       .optional(),
   ),
+  /** Start-up failures print their stack trace. */
+  DEBUG: flag,
+  /** Migration commands print the schema engine's own messages. */
+  DEBUG_SCHEMA_ENGINE: flag,
 });
 
 export type Env = z.infer<typeof schema> & {
@@ -61,14 +71,18 @@ export type Env = z.infer<typeof schema> & {
   PUBLIC_URL: string;
   /** True when running with production settings against an external database. */
   productionMode: boolean;
+  /** Upstream node URLs by network slug, from UPSTREAM_<PROTOCOL>_<NETWORK> (networks without one are absent). */
+  UPSTREAMS: Readonly<Record<string, readonly string[]>>;
 };
 
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-function formatIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n");
+const issueLines = (error: z.ZodError): string[] => error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+
+function invalid(lines: string[]): ConfigError {
+  return new ConfigError(`Invalid configuration:\n${lines.map((l) => `  ${l}`).join("\n")}`);
 }
 
 /**
@@ -97,24 +111,29 @@ function loadOrCreateLocalSecrets(dataDir: string): { APP_SECRET: string; NEXTAU
 /** Validates the environment; throws ConfigError naming every bad variable. */
 export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
   const parsed = schema.safeParse(source);
-  if (!parsed.success) throw new ConfigError(`Invalid configuration:\n${formatIssues(parsed.error)}`);
+  const upstream = parseUpstreams(source);
+  const problems = [
+    ...(parsed.success ? [] : issueLines(parsed.error)),
+    ...upstream.problems.map((p) => `${p.variable}: ${p.message}`),
+  ];
+  if (!parsed.success || problems.length > 0) throw invalid(problems);
   const env = parsed.data;
   const productionMode = env.NODE_ENV === "production" && env.DATABASE_URL !== undefined;
   let { APP_SECRET, NEXTAUTH_SECRET } = env;
   if (!APP_SECRET || !NEXTAUTH_SECRET) {
     if (productionMode) {
       const missing = [!APP_SECRET && "APP_SECRET", !NEXTAUTH_SECRET && "NEXTAUTH_SECRET"].filter(Boolean).join(", ");
-      throw new ConfigError(`Invalid configuration:\n  ${missing}: required in production (NODE_ENV=production with DATABASE_URL set)`);
+      throw invalid([`${missing}: required in production (NODE_ENV=production with DATABASE_URL set)`]);
     }
     const local = loadOrCreateLocalSecrets(path.resolve(env.DATA_DIR));
     APP_SECRET ??= local.APP_SECRET;
     NEXTAUTH_SECRET ??= local.NEXTAUTH_SECRET;
   }
   if ((env.GITHUB_ID === undefined) !== (env.GITHUB_SECRET === undefined)) {
-    throw new ConfigError("Invalid configuration:\n  GITHUB_ID, GITHUB_SECRET: set both to enable GitHub sign-in, or neither");
+    throw invalid(["GITHUB_ID, GITHUB_SECRET: set both to enable GitHub sign-in, or neither"]);
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
-  return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode };
+  return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode, UPSTREAMS: upstream.upstreams };
 }
 
 const databaseSchema = schema.pick({ DATA_DIR: true, DATABASE_URL: true, EMBEDDED_PG_PORT: true });
@@ -125,7 +144,7 @@ const databaseSchema = schema.pick({ DATA_DIR: true, DATABASE_URL: true, EMBEDDE
  */
 export function databaseSettings(source: Record<string, string | undefined> = process.env): z.infer<typeof databaseSchema> {
   const parsed = databaseSchema.safeParse(source);
-  if (!parsed.success) throw new ConfigError(`Invalid configuration:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw invalid(issueLines(parsed.error));
   return parsed.data;
 }
 
@@ -144,25 +163,66 @@ export function logSettings(source: Record<string, string | undefined> = process
   };
 }
 
-const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env };
+const debugSchema = z.object({ DEBUG: flag, DEBUG_SCHEMA_ENGINE: flag });
 
 /**
- * The validated configuration of this process. The launcher calls loadEnv() at start-up and
- * exports the resolved secrets to process.env, so Next.js code in the same process sees them.
+ * The diagnostic switches alone: a start-up failure (bad configuration included) prints its stack
+ * when DEBUG is on, so they are read even when the full configuration does not load.
+ */
+export function debugSettings(source: Record<string, string | undefined> = process.env): { stacks: boolean; schemaEngine: boolean } {
+  const { DEBUG, DEBUG_SCHEMA_ENGINE } = debugSchema.parse(source);
+  return { stacks: DEBUG, schemaEngine: DEBUG_SCHEMA_ENGINE };
+}
+
+/**
+ * What Next.js reads from this process's environment when it loads: production unless running
+ * for development (an explicit NODE_ENV wins), and no telemetry. The launcher calls it first.
+ */
+export function prepareNextEnv(dev: boolean): void {
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
+  if (!dev) (process.env as Record<string, string>).NODE_ENV ??= "production";
+}
+
+const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env; __blockgateDatabaseUrl?: string };
+
+/**
+ * The validated configuration of this process, read once. The launcher calls loadEnv() at
+ * start-up; the Next.js bundle in the same process shares the result through globalThis.
  */
 export function getEnv(): Env {
   globalForEnv.__blockgateEnv ??= parseEnv();
   return globalForEnv.__blockgateEnv;
 }
 
+/**
+ * Reads and validates the configuration for a starting service, from the environment and a .env
+ * file in the working directory (which fills variables the environment does not set). Hands
+ * next-auth, which reads its own variables, the resolved session secret and origin.
+ */
 export function loadEnv(): Env {
-  // A .env file in the working directory fills variables that the environment does not set.
   if (existsSync(".env")) process.loadEnvFile(".env");
-  const env = parseEnv();
-  globalForEnv.__blockgateEnv = env;
-  process.env.APP_SECRET = env.APP_SECRET;
+  resetEnv();
+  const env = getEnv();
   process.env.NEXTAUTH_SECRET = env.NEXTAUTH_SECRET;
-  process.env.PUBLIC_URL = env.PUBLIC_URL;
   process.env.NEXTAUTH_URL ??= env.PUBLIC_URL;
   return env;
+}
+
+/** Forgets the configuration read so far: the next getEnv() reads the environment again (tests that change it). */
+export function resetEnv(): void {
+  globalForEnv.__blockgateEnv = undefined;
+  globalForEnv.__blockgateDatabaseUrl = undefined;
+}
+
+/**
+ * The PostgreSQL this process uses: the one the launcher started (the embedded cluster when
+ * DATABASE_URL is unset), else DATABASE_URL.
+ */
+export function databaseUrl(): string | undefined {
+  return globalForEnv.__blockgateDatabaseUrl ?? getEnv().DATABASE_URL;
+}
+
+/** Records the database the launcher started or connected to, for every part of this process. */
+export function setDatabaseUrl(url: string): void {
+  globalForEnv.__blockgateDatabaseUrl = url;
 }

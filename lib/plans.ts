@@ -18,3 +18,7 @@ export const PLANS: Record<Plan, PlanLimits> = {
   BUSINESS: { label: "Business", allowanceCu: 1_600_000_000, period: "month", cuPerSecond: 3000, maxKeys: 10 },
   ENTERPRISE: { label: "Enterprise", allowanceCu: null, period: "month", cuPerSecond: null, maxKeys: 100 },
 };
+
+export function isPlan(value: string): value is Plan {
+  return Object.hasOwn(PLANS, value);
+}

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
+import { connect, createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, disconnectDb } from "@/lib/db/client";
+import { resetEnv } from "@/lib/env";
+import { startService } from "@/lib/runtime";
 import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
-import { freePort } from "@/lib/testing/ports";
+import { freeLowPort, freePort } from "@/lib/testing/ports";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -109,5 +112,65 @@ describe("launcher", () => {
     const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));
     expect(code).not.toBe(0);
     expect(launcher.output()).toMatch(/APP_SECRET.*required in production/);
+  });
+
+  it("refuses to start with a bad DATABASE_POOL_SIZE or upstream URL and names both", async () => {
+    const launcher = startLauncher({ DATABASE_URL: databaseUrl, NODE_ENV: "test", DATABASE_POOL_SIZE: "0", UPSTREAM_BASE_MAINNET: "ftp://base.example" });
+    const code = await new Promise<number | null>((resolve) => launcher.child.on("exit", (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(launcher.output()).toContain("DATABASE_POOL_SIZE");
+    expect(launcher.output()).toContain('UPSTREAM_BASE_MAINNET: "ftp://base.example" is not an http(s) URL');
+  });
+});
+
+/** Handles keeping this process busy (timers, sockets, child processes), counted by kind. */
+function activeResources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) counts[r] = (counts[r] ?? 0) + 1;
+  return counts;
+}
+
+describe("a start-up that fails half-way", () => {
+  it("stops what it had started (devnet producers, key listener, usage flusher, embedded PostgreSQL) when the port is taken", async () => {
+    const blocker = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => blocker.listen(port, "127.0.0.1", resolve));
+    const pgPort = await freeLowPort();
+    const saved = { ...process.env };
+    const logs: string[] = [];
+    const before = activeResources();
+    try {
+      Object.assign(process.env, {
+        DATABASE_URL: "",
+        EMBEDDED_PG_PORT: String(pgPort),
+        DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-failed-start-")),
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DEVNETS: "on",
+        CONSENSUS_BLOCK_TIME_MS: "100",
+      });
+      await expect(startService({ withNext: false, log: (m) => logs.push(m) })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+      resetEnv();
+    }
+    // Workers that were still running would go on logging their failures against the stopped database.
+    const logged = logs.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(logs.slice(logged)).toEqual([]);
+    // Nothing new keeps the process busy: no timer, socket or child process of the service is left.
+    const after = activeResources();
+    for (const [kind, n] of Object.entries(after)) expect(n, `${kind} handles: ${JSON.stringify({ before, after })}`).toBeLessThanOrEqual(before[kind] ?? 0);
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(pgPort, "127.0.0.1");
+      socket.on("connect", () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.on("error", () => resolve(true));
+    });
+    expect(refused, "the embedded PostgreSQL still accepts connections").toBe(true);
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
   });
 });

@@ -5,16 +5,18 @@ import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
 import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
 import { startUpstreamFollower } from "@/lib/consensus/upstream/follower";
-import { loadEnv, type Env } from "@/lib/env";
+import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { configureEvmBackends } from "@/lib/evm/backends";
 import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
 import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
 import { networks } from "@/lib/networks";
-import { listenForKeyInvalidations } from "@/lib/keys/invalidation";
+import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
 
 export interface ServiceOptions {
+  /** The configuration, when the caller has loaded it (loadEnv()); loaded here otherwise. */
+  env?: Env;
   /** Serve the console through Next.js (false: public API only, for tests and ROLE=worker). */
   withNext?: boolean;
   dev?: boolean;
@@ -57,22 +59,34 @@ function startTraffic(log: (m: string) => void) {
  * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
  * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker). stop() shuts down
  * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
+ * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? ((m: string) => console.log(m));
-  const env = loadEnv();
+  const env = options.env ?? loadEnv();
   const database = await ensureDatabase({ log });
-  process.env.DATABASE_URL = database.url;
-  const applied = await applyMigrations(database.url);
-  if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
-  setExpectedMigrations(await listMigrations());
+  setDatabaseUrl(database.url);
 
   const stops: Array<() => Promise<void>> = [];
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
   const usage = meter();
+  const shutdown = async () => {
+    try {
+      await http?.close();
+      await usage.stop();
+      for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
+      await nextApp?.close().catch(() => undefined);
+      await disconnectDb();
+    } finally {
+      await database.stop();
+    }
+  };
   try {
-    const invalidations = listenForKeyInvalidations(database.url, log);
+    const applied = await applyMigrations(database.url);
+    if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
+    setExpectedMigrations(await listMigrations());
+    const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
     if (env.ROLE !== "web") {
       for (const n of networks()) {
@@ -106,31 +120,21 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         host: env.HOST,
         port: env.PORT,
         meter: usage,
-        keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
         next: nextApp?.handler,
         log: (m) => console.error(m),
       });
     }
   } catch (e) {
-    await disconnectDb().catch(() => undefined);
-    await database.stop().catch(() => undefined);
+    await shutdown().catch((err: unknown) => log(`[shutdown] ${String(err)}`));
     throw e;
   }
 
   let stopping: Promise<void> | undefined;
-  const stop = async () => {
-    await http?.close();
-    await usage.stop();
-    for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
-    await nextApp?.close().catch(() => undefined);
-    await disconnectDb();
-    await database.stop();
-  };
   return {
     env,
     url: http?.url,
     databaseUrl: database.url,
     embeddedDatabase: database.embedded,
-    stop: () => (stopping ??= stop()),
+    stop: () => (stopping ??= shutdown()),
   };
 }

@@ -11,7 +11,6 @@ export interface HttpServerOptions {
   host: string;
   port: number;
   meter: UsageMeter;
-  keyCacheTtlMs: number;
   /** Next.js request handler for everything that is not a public API path. */
   next?: NextHandler;
   log?: (msg: string) => void;
@@ -30,7 +29,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.log ?? ((m: string) => console.error(m));
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, keyCacheTtlMs: options.keyCacheTtlMs, log });
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, log });
   const next = options.next;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
     if (gateway(req, res)) return;

@@ -2,6 +2,7 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import type { SessionUser } from "@/lib/auth/users";
 import { currentUser } from "@/lib/auth/session";
+import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getProjectForUser } from "@/lib/projects/service";
 
@@ -44,5 +45,5 @@ export async function projectAccess(projectId: string): Promise<{ user: SessionU
 
 /** The public origin endpoints are shown under. */
 export function publicOrigin(): string {
-  return (process.env.PUBLIC_URL ?? "http://localhost:3000").replace(/\/+$/, "");
+  return getEnv().PUBLIC_URL;
 }

@@ -1,6 +1,7 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
+import { getEnv } from "@/lib/env";
 import { signInSchema } from "./schema";
 import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
 
@@ -23,14 +24,14 @@ function providers(): NextAuthOptions["providers"] {
       },
     }),
   ];
-  if (process.env.GITHUB_ID && process.env.GITHUB_SECRET) {
-    list.push(GitHubProvider({ clientId: process.env.GITHUB_ID, clientSecret: process.env.GITHUB_SECRET }));
-  }
+  const { GITHUB_ID, GITHUB_SECRET } = getEnv();
+  if (GITHUB_ID && GITHUB_SECRET) list.push(GitHubProvider({ clientId: GITHUB_ID, clientSecret: GITHUB_SECRET }));
   return list;
 }
 
 export function githubEnabled(): boolean {
-  return Boolean(process.env.GITHUB_ID && process.env.GITHUB_SECRET);
+  const { GITHUB_ID, GITHUB_SECRET } = getEnv();
+  return Boolean(GITHUB_ID && GITHUB_SECRET);
 }
 
 const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
@@ -38,7 +39,7 @@ const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
 /** next-auth configuration: JWT sessions in an httpOnly cookie (Secure when served over https). */
 export function authOptions(): NextAuthOptions {
   g.__blockgateAuthOptions ??= {
-    secret: process.env.NEXTAUTH_SECRET,
+    secret: getEnv().NEXTAUTH_SECRET,
     session: { strategy: "jwt", maxAge: 30 * 24 * 60 * 60 },
     pages: { signIn: "/sign-in", error: "/sign-in" },
     providers: providers(),

@@ -39,7 +39,6 @@ export interface EndpointSpec {
 
 export const PER_PAGE_DEFAULT = 30;
 export const PER_PAGE_MAX = 100;
-export const MAX_QUERY_LENGTH = 512;
 
 const height = (what: string): ParamSpec => ({ name: "height", type: "height", required: false, description: `Height of the ${what}; the latest when omitted.` });
 const paging = (defaultOrder: "asc" | "desc"): ParamSpec[] => [

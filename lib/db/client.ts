@@ -1,18 +1,19 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { databaseUrl, getEnv } from "@/lib/env";
 import { PrismaClient } from "./generated/client";
 
 export type { Prisma } from "./generated/client";
 
-function databaseUrl(): string {
-  const connectionString = process.env.DATABASE_URL;
+function requiredDatabaseUrl(): string {
+  const connectionString = databaseUrl();
   if (!connectionString) throw new Error("DATABASE_URL is not set: start the service with `npm start`, which provides the database");
   return connectionString;
 }
 
 function createClient(): PrismaClient {
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.DATABASE_POOL_SIZE ?? 10) }),
+    adapter: new PrismaPg({ connectionString: requiredDatabaseUrl(), max: getEnv().DATABASE_POOL_SIZE }),
     // Secret columns are never selected unless a query asks for them by name.
     omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
   });
@@ -34,7 +35,7 @@ export function db(): Client {
  */
 export function rawPool(): pg.Pool {
   if (!globalForDb.__blockgateRawPool) {
-    const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4, allowExitOnIdle: true });
+    const pool = new pg.Pool({ connectionString: requiredDatabaseUrl(), max: 4, allowExitOnIdle: true });
     // An idle connection dropped by the server (a restart, shutdown) must not crash the process.
     pool.on("error", () => undefined);
     globalForDb.__blockgateRawPool = pool;

@@ -17,6 +17,8 @@ import {
 import type * as SchemaEngineWasm from "@prisma/schema-engine-wasm";
 import type { SchemaEngine } from "@prisma/schema-engine-wasm";
 import pg from "pg";
+import { debugSettings } from "@/lib/env";
+import { componentLogger } from "@/lib/log";
 
 export type { SchemaEngine } from "@prisma/schema-engine-wasm";
 
@@ -85,7 +87,8 @@ function installPanicRegistry(): void {
 export async function withSchemaEngine<T>(url: string, fn: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const { SchemaEngine } = await loadBindings();
   const adapters = new PgAdapters(url);
-  const debug = process.env.DEBUG_SCHEMA_ENGINE ? (msg: unknown) => console.error("[schema-engine]", msg) : () => {};
+  const log = componentLogger("schema-engine");
+  const debug = debugSettings().schemaEngine ? (engine: unknown) => log.info({ engine }, "schema engine message") : () => {};
   try {
     const engine = await SchemaEngine.new({ datamodels: undefined }, debug, bindMigrationAwareSqlAdapterFactory(adapters));
     try {

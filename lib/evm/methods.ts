@@ -86,11 +86,11 @@ export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
 const REFUSED_METHOD_PREFIXES = ["admin_", "personal_", "miner_", "anvil_", "evm_", "hardhat_", "debug_", "txpool_", "engine_", "trace_"] as const;
 
 /** Why a method is refused, in words for the caller; undefined when it is served for this plan. */
-export function refusal(method: string, plan: string): string | undefined {
+export function refusal(method: string, plan: Plan): string | undefined {
   const info = Object.hasOwn(EVM_METHODS, method) ? EVM_METHODS[method] : undefined;
   const name = method.slice(0, 64);
   if (info) {
-    if (info.plans && !info.plans.includes(plan as Plan)) return `The method ${name} is not available on this project's plan (traces need Business or Enterprise).`;
+    if (info.plans && !info.plans.includes(plan)) return `The method ${name} is not available on this project's plan (traces need Business or Enterprise).`;
     return undefined;
   }
   if (/^eth_(sendTransaction|sign|signTransaction|signTypedData)/.test(method)) {

@@ -1,7 +1,9 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
+import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
+import { keyVerifier } from "@/lib/keys/verifier";
 import { networkBySlug } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 
@@ -96,6 +98,25 @@ describe("authentication", () => {
     const next = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": fresh });
     expect(next.status).toBe(200);
   });
+
+  it("looks a new key up once for 20 concurrent requests, then answers it from the cache", async () => {
+    const p = await createTestProject();
+    const before = keyVerifier().lookups;
+    const first = await Promise.all(Array.from({ length: 20 }, (_, i) => post("/node/ethereum-mainnet", rpc(i), { "X-API-KEY": p.apiKey })));
+    expect(first.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(keyVerifier().lookups - before).toBe(1);
+    for (let i = 0; i < 3; i++) expect((await post(`/node/ethereum-mainnet/${p.apiKey}`, rpc(i))).status).toBe(200);
+    expect(keyVerifier().lookups - before).toBe(1);
+  });
+
+  it("remembers that a key does not exist: repeated requests with it make one lookup", async () => {
+    const unknown = generateKeyMaterial().secret;
+    const before = keyVerifier().lookups;
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": unknown })));
+    answers.push(await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": unknown }));
+    for (const r of answers) expect(r.json).toEqual({ code: "AUTHENTICATION_FAILED", message: "The API key is invalid or has been reset." });
+    expect(keyVerifier().lookups - before).toBe(1);
+  });
 });
 
 describe("routing", () => {
@@ -165,7 +186,9 @@ describe("node endpoint through the gateway", () => {
 
   it("answers 64 concurrent requests (written together at the end of a loop turn) each with its own id, body and request id", async () => {
     const ids = Array.from({ length: 64 }, (_, i) => `call-${i}`);
-    const answers = await Promise.all(ids.map((id) => post("/node/ethereum-mainnet", rpc(id), { "X-API-KEY": project.apiKey })));
+    // Enterprise: 64 calls at once are more than the free plan's 300 CU per second.
+    const unlimited = await createTestProject("Concurrency", "ENTERPRISE");
+    const answers = await Promise.all(ids.map((id) => post("/node/ethereum-mainnet", rpc(id), { "X-API-KEY": unlimited.apiKey })));
     expect(answers.map((a) => (a.json as { id: string }).id)).toEqual(ids);
     for (const a of answers) {
       expect(a.status).toBe(200);

@@ -15,8 +15,8 @@ export class RateLimiter {
   private buckets = new Map<string, Bucket>();
 
   /** Takes `cu` tokens or throws TOO_MANY_REQUESTS with the seconds to wait. */
-  take(projectId: string, plan: string, cu: number, now = performance.now()): void {
-    const rate = PLANS[plan as Plan]?.cuPerSecond ?? null;
+  take(projectId: string, plan: Plan, cu: number, now = performance.now()): void {
+    const rate = PLANS[plan].cuPerSecond;
     if (rate === null || cu <= 0) return;
     let b = this.buckets.get(projectId);
     if (!b) {

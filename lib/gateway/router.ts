@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import { db } from "@/lib/db/client";
+import { randomBytes } from "node:crypto";
 import { AppError, toAppError } from "@/lib/errors";
-import { cacheGet, cacheSet, type KeyPrincipal } from "@/lib/keys/cache";
-import { hashKey, looksLikeKey } from "@/lib/keys/secret";
+import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import type { UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
@@ -17,7 +15,6 @@ const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
 export interface GatewayOptions {
   mounts: readonly Mount[];
   meter: UsageMeter;
-  keyCacheTtlMs: number;
   log?: (msg: string) => void;
 }
 
@@ -97,41 +94,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-const lookups = new Map<string, Promise<KeyPrincipal | null>>();
-
-/** One database lookup per key hash at a time, however many requests miss the cache together. */
-function lookupKey(secret: string, ttlMs: number): Promise<KeyPrincipal | null> {
-  const hash = hashKey(secret);
-  let pending = lookups.get(hash);
-  if (!pending) {
-    pending = db()
-      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true } } } })
-      .then((row) => {
-        // The index found the row by hash; compare again in constant time before trusting it.
-        const principal =
-          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan } : null;
-        cacheSet(secret, hash, principal, ttlMs, performance.now());
-        return principal;
-      })
-      .finally(() => lookups.delete(hash));
-    lookups.set(hash, pending);
-  }
-  return pending;
-}
-
-const invalidKey = () => new AppError("AUTHENTICATION_FAILED", "The API key is invalid or has been reset.");
-
-/** Resolves a key to its project: synchronously on a cache hit, through the database otherwise. */
-function resolveKey(secret: string, ttlMs: number): KeyPrincipal | Promise<KeyPrincipal> {
-  // The cache holds only secrets that passed the shape check, so a hit needs no regex.
-  const cached = cacheGet(secret, performance.now());
-  if (cached) return cached;
-  if (cached === null) throw invalidKey();
-  if (!looksLikeKey(secret)) throw new AppError("AUTHENTICATION_FAILED", "The API key is invalid.");
-  return lookupKey(secret, ttlMs).then((p) => {
-    if (!p) throw invalidKey();
-    return p;
-  });
+function refused(reason: KeyRefusal): AppError {
+  return new AppError("AUTHENTICATION_FAILED", reason === "MALFORMED" ? "The API key is invalid." : "The API key is invalid or has been reset.");
 }
 
 function keyFromRequest(req: IncomingMessage, pathKey: string | undefined): string {
@@ -224,6 +188,7 @@ function splitPath(url: string): string[] {
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
   const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
+  const keys = keyVerifier();
   const log = options.log ?? ((m: string) => console.error(m));
 
   const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown) => {
@@ -285,13 +250,18 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!allowed.includes(req.method ?? "")) {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
       }
-      const principal = resolveKey(keyFromRequest(req, match.pathKey), options.keyCacheTtlMs);
-      if (principal instanceof Promise) {
-        principal
-          .then((p) => authorized(req, res, requestId, mount, match, p))
+      const verified = keys.verify(keyFromRequest(req, match.pathKey));
+      if (verified instanceof Promise) {
+        verified
+          .then((v) => {
+            if (typeof v === "string") throw refused(v);
+            authorized(req, res, requestId, mount, match, v);
+          })
           .catch((e: unknown) => fail(req, res, requestId, e));
+      } else if (typeof verified === "string") {
+        throw refused(verified);
       } else {
-        authorized(req, res, requestId, mount, match, principal);
+        authorized(req, res, requestId, mount, match, verified);
       }
     } catch (e) {
       fail(req, res, requestId, e);

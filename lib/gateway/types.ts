@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { KeyPrincipal } from "@/lib/keys/cache";
+import type { KeyPrincipal } from "@/lib/keys/verifier";
 import type { Family, Network } from "@/lib/networks";
 
 export interface GatewayContext {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { base58 } from "@scure/base";
 import { decrypt, deriveKey, encrypt, sha256Hex } from "@/lib/crypto";
+import { getEnv } from "@/lib/env";
 
 export const KEY_PREFIX = "bg_";
 /** bg_ + base58 of 24 random bytes (192 bits). */
@@ -23,9 +24,7 @@ export function hashKey(secret: string): string {
 }
 
 function encryptionKey(): Buffer {
-  const secret = process.env.APP_SECRET;
-  if (!secret) throw new Error("APP_SECRET is not set");
-  return deriveKey(secret, "api-key-reveal");
+  return deriveKey(getEnv().APP_SECRET, "api-key-reveal");
 }
 
 export function generateKeyMaterial(): KeyMaterial {

@@ -3,9 +3,8 @@ import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { PLANS } from "@/lib/plans";
 import { getProjectForUser } from "@/lib/projects/service";
-import { invalidateKey } from "./cache";
-import { notifyKeyInvalidated } from "./invalidation";
 import { decryptKey, generateKeyMaterial, maskKey } from "./secret";
+import { keyVerifier } from "./verifier";
 
 export interface KeySummary {
   id: string;
@@ -44,8 +43,7 @@ export async function resetKey(projectId: string, keyId: string): Promise<string
     where: { id: keyId },
     data: { hash: next.hash, ciphertext: next.ciphertext, start: next.start, resetAt: new Date() },
   });
-  invalidateKey(old.hash);
-  await notifyKeyInvalidated(old.hash);
+  await keyVerifier().invalidate(old.hash);
   return next.secret;
 }
 

@@ -1,4 +1,5 @@
-import { mkdtemp } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -14,11 +15,18 @@ declare module "vitest" {
 
 /** One real, throwaway PostgreSQL for the whole run; every test makes its own users and projects. */
 export default async function setup(project: TestProject) {
+  // Test processes inherit these: configuration read before a suite connects (lib/env.ts
+  // generates missing secrets into DATA_DIR) never writes into the working copy.
+  const testDataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-data-"));
+  process.env.DATA_DIR = testDataDir;
+  process.env.APP_SECRET ??= randomBytes(32).toString("base64url");
+  process.env.NEXTAUTH_SECRET ??= randomBytes(32).toString("base64url");
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-pg-"));
   const pg = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
   await applyMigrations(pg.url);
   project.provide("databaseUrl", pg.url);
   return async () => {
     await pg.stop();
+    await rm(testDataDir, { recursive: true, force: true });
   };
 }

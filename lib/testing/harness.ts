@@ -6,7 +6,7 @@ import { inject } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
-import { parseEnv } from "@/lib/env";
+import { getEnv, resetEnv } from "@/lib/env";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
@@ -19,7 +19,9 @@ export async function connectTestDatabase(): Promise<string> {
   process.env.DATA_DIR = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-data-"));
   process.env.APP_SECRET ??= randomBytes(32).toString("base64url");
   process.env.NEXTAUTH_SECRET ??= randomBytes(32).toString("base64url");
-  parseEnv();
+  // The configuration is read once per process: read it again with these values.
+  resetEnv();
+  getEnv();
   return url;
 }
 
@@ -31,10 +33,10 @@ export interface TestGateway {
 }
 
 /** The public API server on a free port (no Next.js), with its own meter. */
-export async function startTestGateway(opts: { keyCacheTtlMs?: number } = {}): Promise<TestGateway> {
+export async function startTestGateway(): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter((m) => console.error(m));
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, keyCacheTtlMs: opts.keyCacheTtlMs ?? 5000 });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter });
   return {
     url: server.url,
     meter,

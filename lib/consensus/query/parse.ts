@@ -16,7 +16,7 @@
  * parentheses. Whitespace (space, tab, newline) between tokens is optional
  * except where two words would run together; a number, TIME or DATE literal
  * must be followed by whitespace or the end of the query (so `5e3` is an error
- * rather than 5 followed by garbage). Queries are at most 512 characters.
+ * rather than 5 followed by garbage). Queries are at most MAX_QUERY_LENGTH characters.
  *
  * Offsets are 0-based indexes into the input string (UTF-16 code units, i.e.
  * JavaScript string indexes; the same as character positions for ASCII).
@@ -25,6 +25,7 @@
  */
 import { describeChar, isDigit, isSpace, scanDate, scanTimestamp, type LiteralFailure } from "./literals";
 
+/** The longest query accepted, in characters: the API and the playground both check it here. */
 export const MAX_QUERY_LENGTH = 512;
 
 /** Keys answered from columns rather than event attributes (see sql.ts). */

@@ -1,0 +1,218 @@
+/**
+ * API key verification, in the manner of Unkey's KeyService
+ * (https://github.com/unkeyed/unkey/blob/main/apps/api/src/pkg/keys/service.ts): one place owns the
+ * verification cache (positive and negative answers), the database lookup (one at a time per key,
+ * however many requests miss together), the constant-time comparison and invalidation, here and
+ * in every other process sharing the database (PostgreSQL LISTEN/NOTIFY).
+ */
+import { timingSafeEqual } from "node:crypto";
+import { Client } from "pg";
+import { db } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
+import { getEnv } from "@/lib/env";
+import { componentLogger, errorMessage } from "@/lib/log";
+import { hashKey, looksLikeKey } from "./secret";
+
+/** Who a verified key acts for. */
+export interface KeyPrincipal {
+  keyId: string;
+  projectId: string;
+  plan: Plan;
+}
+
+/** Why a key was refused: not shaped like a key at all, or no such key (never issued, or reset). */
+export type KeyRefusal = "MALFORMED" | "NOT_FOUND";
+
+export type Verification = KeyPrincipal | KeyRefusal;
+
+interface Entry {
+  secret: string;
+  hash: string;
+  value: Verification;
+  expires: number;
+}
+
+/** PostgreSQL channel on which a process announces the SHA-256 of a key that stopped being valid. */
+const CHANNEL = "blockgate_key_invalidated";
+const MAX_ENTRIES = 50_000;
+const RECONNECT_MS = 1000;
+
+export interface KeyVerifierOptions {
+  /** How long an answer (valid or not) is reused; 0 asks the database every time. */
+  cacheTtlMs: number;
+}
+
+export class KeyVerifier {
+  /** Entries by the presented secret (a hit needs no hashing) and by its SHA-256 (for invalidation). */
+  private readonly bySecret = new Map<string, Entry>();
+  private readonly byHash = new Map<string, Entry>();
+  private readonly pending = new Map<string, Promise<Verification>>();
+  /** Bumped by every invalidation: a lookup that was in flight meanwhile may have read the old row. */
+  private generation = 0;
+  private lookupCount = 0;
+  private readonly log = componentLogger("keys");
+
+  constructor(private readonly options: KeyVerifierOptions) {}
+
+  /** Database lookups made so far (a test observes caching and single-flight with it). */
+  get lookups(): number {
+    return this.lookupCount;
+  }
+
+  /**
+   * Verifies a presented secret: synchronously when the cache holds the answer, through one
+   * database lookup per key otherwise. Throws (or rejects) only when the database fails.
+   */
+  verify(secret: string): Verification | Promise<Verification> {
+    const entry = this.bySecret.get(secret);
+    if (entry !== undefined) {
+      if (entry.expires > performance.now()) return entry.value;
+      this.remove(entry);
+    }
+    // The cache holds only secrets that passed this check, so a hit needs no regex.
+    if (!looksLikeKey(secret)) return "MALFORMED";
+    return this.lookup(secret);
+  }
+
+  private lookup(secret: string): Promise<Verification> {
+    const hash = hashKey(secret);
+    let pending = this.pending.get(hash);
+    if (pending === undefined) {
+      const generation = this.generation;
+      this.lookupCount++;
+      pending = db()
+        .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true } } } })
+        .then((row): Verification => {
+          // The index found the row by hash; compare again in constant time before trusting it.
+          const value: Verification =
+            row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan } : "NOT_FOUND";
+          if (generation === this.generation) this.store(secret, hash, value);
+          return value;
+        })
+        .finally(() => {
+          if (this.pending.get(hash) === pending) this.pending.delete(hash);
+        });
+      this.pending.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private store(secret: string, hash: string, value: Verification): void {
+    if (this.options.cacheTtlMs <= 0) return;
+    if (this.bySecret.size >= MAX_ENTRIES) {
+      const oldest = this.bySecret.values().next();
+      if (!oldest.done) this.remove(oldest.value);
+    }
+    const entry: Entry = { secret, hash, value, expires: performance.now() + this.options.cacheTtlMs };
+    this.bySecret.set(secret, entry);
+    this.byHash.set(hash, entry);
+  }
+
+  private remove(entry: Entry): void {
+    if (this.bySecret.get(entry.secret) === entry) this.bySecret.delete(entry.secret);
+    if (this.byHash.get(entry.hash) === entry) this.byHash.delete(entry.hash);
+  }
+
+  /** Forgets a key (by the SHA-256 of its secret) in this process: the next request with it asks the database. */
+  forget(hash: string): void {
+    this.generation++;
+    const entry = this.byHash.get(hash);
+    if (entry) this.remove(entry);
+    this.pending.delete(hash);
+  }
+
+  /** Forgets everything: after missing notifications, any entry may be stale. */
+  private forgetAll(): void {
+    this.generation++;
+    this.bySecret.clear();
+    this.byHash.clear();
+    this.pending.clear();
+  }
+
+  /** Forgets a key here at once, then in every other process listening on the same database. */
+  async invalidate(hash: string): Promise<void> {
+    this.forget(hash);
+    await db().$executeRaw`SELECT pg_notify(${CHANNEL}, ${hash})`;
+  }
+
+  /**
+   * Applies other processes' invalidations (ROLE=web on several machines) until stopped. A lost
+   * connection is re-established every second; until then the cache TTL bounds staleness, and on
+   * every (re)connection the whole cache is dropped, since notifications sent meanwhile were missed.
+   */
+  listen(connectionString: string): { ready: Promise<void>; stop(): Promise<void> } {
+    let client: Client | undefined;
+    let stopped = false;
+    let failing = false;
+    let retry: NodeJS.Timeout | undefined;
+
+    const failed = (e: unknown) => {
+      // A failed connection can both reject and emit "error": retry once.
+      if (stopped || retry !== undefined) return;
+      if (!failing) {
+        this.log.warn(
+          { err: errorMessage(e) },
+          "key invalidation listener cannot reach the database; retrying every second (meanwhile a key reset elsewhere takes up to KEY_CACHE_TTL_MS to apply here)",
+        );
+      }
+      failing = true;
+      retry = setTimeout(() => {
+        retry = undefined;
+        connect().catch(failed);
+      }, RECONNECT_MS);
+    };
+
+    const connect = async () => {
+      if (stopped) return;
+      const c = new Client({ connectionString, application_name: `blockgate key invalidations (pid ${process.pid})` });
+      client = c;
+      c.on("notification", (msg) => {
+        if (msg.channel === CHANNEL && msg.payload) this.forget(msg.payload);
+      });
+      c.on("error", (e) => {
+        c.end().catch(() => undefined);
+        if (!stopped && client === c) failed(e);
+      });
+      c.on("end", () => {
+        if (!stopped && client === c) failed(new Error("the connection was closed"));
+      });
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${CHANNEL}`);
+      } catch (e) {
+        c.end().catch(() => undefined);
+        throw e;
+      }
+      if (stopped) {
+        await c.end().catch(() => undefined);
+        return;
+      }
+      // Whatever was cached while not listening may have missed an invalidation.
+      this.forgetAll();
+      if (failing) this.log.info("key invalidation listener reconnected");
+      failing = false;
+    };
+
+    // Settles when the first attempt is over (listening, or retrying in the background).
+    const ready = connect().catch(failed);
+    return {
+      ready,
+      async stop() {
+        stopped = true;
+        if (retry) clearTimeout(retry);
+        await client?.end().catch(() => undefined);
+      },
+    };
+  }
+}
+
+const g = globalThis as unknown as { __blockgateKeyVerifier?: KeyVerifier };
+
+/**
+ * The verifier of this process. On globalThis: the gateway and the Next.js bundle in the same
+ * process share it, so a reset in the console takes effect at once.
+ */
+export function keyVerifier(): KeyVerifier {
+  g.__blockgateKeyVerifier ??= new KeyVerifier({ cacheTtlMs: getEnv().KEY_CACHE_TTL_MS });
+  return g.__blockgateKeyVerifier;
+}
