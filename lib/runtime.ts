@@ -108,6 +108,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         meter: usage,
         keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
         next: nextApp?.handler,
+        trustedProxyHops: env.TRUSTED_PROXY_HOPS,
         log: (m) => console.error(m),
       });
     }
