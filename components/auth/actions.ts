@@ -1,13 +1,15 @@
 "use server";
 
+import { headers } from "next/headers";
 import { failure, ok, type ActionResult } from "@/components/action-result";
 import { signInSchema } from "@/lib/auth/schema";
-import { createUser, SignInError, verifyCredentials } from "@/lib/auth/users";
+import { SignInError, signUp, verifyCredentials } from "@/lib/auth/users";
+import { clientIp } from "@/lib/client-ip";
 
-/** Sign-up from the console form (the same service call as POST /api/sign-up). */
+/** Sign-up from the console form (the same service call, and limits, as POST /api/sign-up). */
 export async function signUpAction(input: { email: string; password: string }): Promise<ActionResult> {
   try {
-    await createUser(input);
+    await signUp(input, clientIp(await headers()));
     return ok(null);
   } catch (e) {
     return failure(e);
@@ -23,7 +25,7 @@ export async function checkCredentialsAction(input: { email: string; password: s
   const parsed = signInSchema.safeParse(input);
   if (!parsed.success) return { ok: false, code: "INVALID_PARAMETER", message: parsed.error.issues[0]?.message ?? "Enter your email and password." };
   try {
-    await verifyCredentials(parsed.data.email, parsed.data.password);
+    await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(await headers()));
     return ok(null);
   } catch (e) {
     if (e instanceof SignInError) return { ok: false, code: "AUTHENTICATION_FAILED", message: e.message };
