@@ -1,6 +1,4 @@
-import { forbidden } from "next/navigation";
 import type { ReactNode } from "react";
-import { Forbidden } from "@/components/console/forbidden";
 import { projectAccess } from "@/components/console/project-access";
 import { Sidebar } from "@/components/console/sidebar";
 import { listProjects } from "@/lib/projects/service";
@@ -10,13 +8,6 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  if (!access) {
-    // forbidden() answers HTTP 403 with app/forbidden.tsx, but Next.js only allows it when
-    // next.config.ts enables experimental.authInterrupts (it inlines this variable at build).
-    // Without the flag the same view is rendered here, with status 200.
-    if (process.env.__NEXT_EXPERIMENTAL_AUTH_INTERRUPTS) forbidden();
-    return <Forbidden />;
-  }
   const projects = await listProjects(access.user.id);
   return (
     <div className="min-h-dvh lg:flex">
