@@ -1,5 +1,6 @@
 import { clientKey } from "@/lib/client-ip";
 import { AppError } from "@/lib/errors";
+import { componentLogger } from "@/lib/log";
 import { FailureBackoff, retryAfterSeconds, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
 
 /**
@@ -28,6 +29,8 @@ interface Limiters {
   signInAddress: FailureBackoff;
   signUpAddress: TokenBuckets;
   signUpGlobal: TokenBuckets;
+  /** The global sign-up limit refused the last attempt (logged once per such streak). */
+  signUpsRefused: boolean;
 }
 
 // On globalThis: Next.js bundles route handlers and server actions separately, and both must
@@ -38,6 +41,7 @@ const limits = (g.__blockgateAuthLimits ??= {
   signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
   signUpAddress: new TokenBuckets(SIGN_UP_PER_ADDRESS),
   signUpGlobal: new TokenBuckets(SIGN_UP_GLOBAL),
+  signUpsRefused: false,
 });
 
 const pairKey = (email: string, ip: string) => `${clientKey(ip)} ${email}`;
@@ -70,7 +74,14 @@ export function takeSignUp(ip: string, now = performance.now()): void {
   const own = limits.signUpAddress.waitMs(key, now);
   if (own > 0) throw tooMany("Too many sign-ups from your network.", own);
   const all = limits.signUpGlobal.waitMs("all", now);
-  if (all > 0) throw tooMany("Too many sign-ups right now.", all);
+  if (all > 0) {
+    if (!limits.signUpsRefused) {
+      componentLogger("auth").warn({ burst: SIGN_UP_GLOBAL.burst, refillMs: SIGN_UP_GLOBAL.refillMs }, "sign-ups over all clients reached their limit; refusing new sign-ups for now");
+    }
+    limits.signUpsRefused = true;
+    throw tooMany("Too many sign-ups right now.", all);
+  }
+  limits.signUpsRefused = false;
   limits.signUpAddress.take(key, now);
   limits.signUpGlobal.take("all", now);
 }
