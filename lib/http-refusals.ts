@@ -14,7 +14,7 @@ function json(error: AppError): string {
   return JSON.stringify(error.toJSON());
 }
 
-export function sendError(res: ServerResponse, error: AppError): void {
+function sendError(res: ServerResponse, error: AppError): void {
   const body = json(error);
   res
     .writeHead(error.status, { ...error.headers, "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) })
@@ -25,7 +25,8 @@ export function sendError(res: ServerResponse, error: AppError): void {
  * Runs before any routing. Answers `OPTIONS *` (RFC 9110, section 9.3.7: the server's own
  * options) with 204 and Allow; turns an absolute-form target (http://host/path, RFC 9112, section
  * 3.2.2) into its path, the host taken from it; and answers any other target that is not a path
- * with 400. Next.js would throw "Invalid URL" on these and answer 500. True when answered.
+ * with 400. (Next.js throws "Invalid URL" on a target that is not a path, which answered 500.)
+ * True when answered.
  */
 export function answerNonPathTarget(req: IncomingMessage, res: ServerResponse): boolean {
   const target = req.url ?? "";
