@@ -3,18 +3,18 @@ import { SIGN_IN_ADDRESS, SIGN_IN_PAIR, SIGN_UP_GLOBAL, SIGN_UP_PER_ADDRESS } fr
 import { FailureBackoff, retryAfterSeconds, TokenBuckets } from "./rate-limit";
 
 describe("token buckets (sign-up limits)", () => {
-  it("allows 20 sign-ups from one address at once, then one every 3 minutes", () => {
+  it("allows 30 sign-ups from one address at once, then one every 2 minutes", () => {
     const buckets = new TokenBuckets(SIGN_UP_PER_ADDRESS);
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 30; i++) {
       expect(buckets.waitMs("a", 0)).toBe(0);
       buckets.take("a", 0);
     }
-    expect(buckets.waitMs("a", 0)).toBe(180_000);
-    expect(buckets.waitMs("a", 60_000)).toBe(120_000);
+    expect(buckets.waitMs("a", 0)).toBe(120_000);
+    expect(buckets.waitMs("a", 45_000)).toBe(75_000);
     expect(buckets.waitMs("b", 0)).toBe(0);
-    expect(buckets.waitMs("a", 180_000)).toBe(0);
-    buckets.take("a", 180_000);
-    expect(buckets.waitMs("a", 180_000)).toBe(180_000);
+    expect(buckets.waitMs("a", 120_000)).toBe(0);
+    buckets.take("a", 120_000);
+    expect(buckets.waitMs("a", 120_000)).toBe(120_000);
   });
 
   it("allows 100 sign-ups over all clients at once, then one every 6 seconds", () => {

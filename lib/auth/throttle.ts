@@ -18,8 +18,8 @@ export const SIGN_IN_PAIR: BackoffPolicy = { freeFailures: 5, windowMs: 15 * 60_
  */
 export const SIGN_IN_ADDRESS: BackoffPolicy = { freeFailures: 20, windowMs: 15 * 60_000, firstDelayMs: 1000, maxDelayMs: 15 * 60_000 };
 
-/** Sign-ups per client address: 20 at once, then one every 3 minutes (20 an hour). */
-export const SIGN_UP_PER_ADDRESS: BucketLimit = { burst: 20, refillMs: 3 * 60_000 };
+/** Sign-ups per client address: 30 at once, then one every 2 minutes (30 an hour). */
+export const SIGN_UP_PER_ADDRESS: BucketLimit = { burst: 30, refillMs: 2 * 60_000 };
 
 /** Sign-ups over all clients: 100 at once, then one every 6 seconds (600 an hour). */
 export const SIGN_UP_GLOBAL: BucketLimit = { burst: 100, refillMs: 6_000 };
