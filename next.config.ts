@@ -6,8 +6,6 @@ const nextConfig: NextConfig = {
   poweredByHeader: false,
   reactStrictMode: true,
   devIndicators: false,
-  // forbidden() answers another user's project with a real 403 page.
-  experimental: { authInterrupts: true },
   async headers() {
     return [
       {

@@ -1,14 +1,19 @@
 "use client";
 
-/** Last resort when the root layout itself fails: no providers or styles can be assumed. */
+import styles from "./global-error.module.css";
+
+/**
+ * Last resort when the root layout itself fails: no providers or styles can be assumed. Styles
+ * come from a stylesheet, not style attributes, which the Content-Security-Policy refuses.
+ */
 export default function GlobalError({ reset }: { error: Error & { digest?: string }; reset: () => void }) {
   return (
     <html lang="en">
-      <body style={{ fontFamily: "system-ui, sans-serif", display: "grid", placeItems: "center", minHeight: "100vh", margin: 0 }}>
-        <main style={{ textAlign: "center", padding: 24 }}>
-          <h1 style={{ fontSize: 22 }}>Something went wrong</h1>
-          <p style={{ color: "#4b5567" }}>Blockgate could not load. Please try again.</p>
-          <button type="button" onClick={reset} style={{ marginTop: 16, padding: "8px 16px" }}>
+      <body className={styles.body}>
+        <main className={styles.main}>
+          <h1 className={styles.title}>Something went wrong</h1>
+          <p className={styles.text}>Blockgate could not load. Please try again.</p>
+          <button type="button" onClick={reset} className={styles.button}>
             Try again
           </button>
         </main>

@@ -1,6 +1,7 @@
 import "@fontsource-variable/inter";
 import "./globals.css";
 import type { Metadata, Viewport } from "next";
+import { headers } from "next/headers";
 import type { ReactNode } from "react";
 import { publicOrigin } from "@/components/console/project-access";
 import { Providers } from "@/components/providers";
@@ -33,13 +34,15 @@ export const viewport: Viewport = {
   ],
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Set by proxy.ts for the Content-Security-Policy; reading it renders every page per request.
+  const nonce = (await headers()).get("x-nonce") ?? undefined;
   return (
     // The theme script adds class="dark" to <html> before first paint; React does not manage
     // that attribute, and suppressHydrationWarning covers this one element.
     <html lang="en" suppressHydrationWarning>
       <head>
-        <ThemeScript />
+        <ThemeScript nonce={nonce} />
       </head>
       <body className="min-h-dvh bg-canvas font-sans text-fg">
         <Providers>{children}</Providers>

@@ -39,6 +39,13 @@ describe("configuration", () => {
     expect(ok.PUBLIC_URL).toBe("https://nodes.example.com");
   });
 
+  it("trusts no proxy's X-Forwarded-For unless told how many proxies are in front", () => {
+    expect(parseEnv({ DATA_DIR: tmp() }).TRUSTED_PROXY_HOPS).toBe(0);
+    expect(parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "2" }).TRUSTED_PROXY_HOPS).toBe(2);
+    expect(() => parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "-1" })).toThrow(/TRUSTED_PROXY_HOPS/);
+    expect(() => parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "one" })).toThrow(/TRUSTED_PROXY_HOPS/);
+  });
+
   it("requires GitHub sign-in variables in pairs", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
   });

@@ -29,6 +29,11 @@ const schema = z.object({
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   PORT: port(3000),
   PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /**
+   * Reverse proxies in front of the server whose X-Forwarded-For entries are trusted for the
+   * client's address (default 0: the socket's peer, and a client's X-Forwarded-For is ignored).
+   */
+  TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(10).default(0)),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".data")),
   DATABASE_URL: z.preprocess(
     emptyAsUndefined,

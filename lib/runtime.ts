@@ -121,6 +121,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         port: env.PORT,
         meter: usage,
         next: nextApp?.handler,
+        trustedProxyHops: env.TRUSTED_PROXY_HOPS,
         log: (m) => console.error(m),
       });
     }

@@ -1,20 +1,135 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { CLIENT_IP_HEADER } from "@/lib/client-ip";
+import { startHttpServer, type RunningServer } from "@/lib/server";
+import { freePort } from "@/lib/testing/ports";
+import { UsageMeter } from "@/lib/usage/meter";
 
-let gw: TestGateway;
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Sends bytes as they are (no client library would send these requests) and reads the answer until the server closes. */
+function raw(server: RunningServer, request: string): Promise<RawAnswer> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (d: Buffer) => {
+      chunks.push(d);
+      // A keep-alive answer: stop once its declared body is complete.
+      const text = Buffer.concat(chunks).toString("latin1");
+      const end = text.indexOf("\r\n\r\n");
+      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+      if (end !== -1 && (length !== undefined ? text.length >= end + 4 + Number(length) : /^HTTP\/1\.1 204/.test(text))) socket.end();
+    });
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const end = text.indexOf("\r\n\r\n");
+      const [statusLine = "", ...lines] = text.slice(0, end).split("\r\n");
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: text.slice(end + 4) });
+    });
+    socket.write(request);
+  });
+}
+
+let plain: RunningServer;
+let withNext: RunningServer;
+let behindProxy: RunningServer;
+const meter = new UsageMeter();
+
+/** Stands in for Next.js: answers with the client address header it was handed. */
+const echoNext = async (req: IncomingMessage, res: ServerResponse) => {
+  const body = JSON.stringify({ clientIp: req.headers[CLIENT_IP_HEADER] ?? null, url: req.url });
+  res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) }).end(body);
+};
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  const base = { host: "127.0.0.1", meter };
+  plain = await startHttpServer({ ...base, port: await freePort() });
+  withNext = await startHttpServer({ ...base, port: await freePort(), next: echoNext });
+  behindProxy = await startHttpServer({ ...base, port: await freePort(), next: echoNext, trustedProxyHops: 1 });
+});
+afterAll(async () => {
+  await Promise.all([plain.close(), withNext.close(), behindProxy.close()]);
+  await meter.stop();
 });
 
-afterAll(async () => {
-  await gw.stop();
+const json = (a: RawAnswer) => JSON.parse(a.body) as unknown;
+
+describe("refusals of the HTTP layer", () => {
+  it("answers OPTIONS * with 204 and Allow, without Next.js", async () => {
+    const res = await raw(withNext, "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    expect(res.status).toBe(204);
+    expect(res.headers.allow).toBe("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
+    expect(res.body).toBe("");
+  });
+
+  it("answers * with another method, and other targets that are not a path, with 400 JSON", async () => {
+    for (const line of ["GET * HTTP/1.1", "GET ftp://example.com/x HTTP/1.1"]) {
+      const res = await raw(withNext, `${line}\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(json(res)).toEqual({ code: "INVALID_PARAMETER", message: "The request target must be a path starting with / (or * for OPTIONS)." });
+    }
+  });
+
+  it("serves an absolute-form target as its path", async () => {
+    const res = await raw(withNext, "GET http://localhost/sign-in?next=%2F HTTP/1.1\r\nHost: other\r\nConnection: close\r\n\r\n");
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({ clientIp: "127.0.0.1", url: "/sign-in?next=%2F" });
+  });
+
+  it("answers a console URL over 8192 characters with 414 JSON, and one over the header limit too", async () => {
+    for (const length of [10_000, 20_000]) {
+      const res = await raw(withNext, `GET /${"a".repeat(length)} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(414);
+      expect(json(res)).toEqual({ code: "TOO_LONG_URI", message: "The URL is longer than 8192 characters." });
+    }
+  });
+
+  it("answers headers over 16 KB with 431 JSON", async () => {
+    const res = await raw(plain, `GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(res.headers.connection).toBe("close");
+    expect(json(res)).toEqual({ code: "CONTENTS_TOO_LARGE", message: "The request's URL and headers are larger than 16384 bytes together." });
+  });
+
+  it("answers a request that is not HTTP with 400 JSON", async () => {
+    const res = await raw(plain, "HELLO THERE\r\n\r\n");
+    expect(res.status).toBe(400);
+    expect(json(res)).toEqual({ code: "INVALID_PARAMETER", message: "The request is not valid HTTP/1.1." });
+  });
+});
+
+describe("the client address handed to Next.js", () => {
+  it("is the socket's peer, overwriting a value the client sent and ignoring its X-Forwarded-For", async () => {
+    const res = await raw(
+      withNext,
+      `GET /sign-in HTTP/1.1\r\nHost: localhost\r\n${CLIENT_IP_HEADER}: 6.6.6.6\r\nX-Forwarded-For: 7.7.7.7\r\nConnection: close\r\n\r\n`,
+    );
+    expect(json(res)).toEqual({ clientIp: "127.0.0.1", url: "/sign-in" });
+  });
+
+  it("with one trusted proxy, is the last X-Forwarded-For entry", async () => {
+    const res = await raw(
+      behindProxy,
+      `GET /sign-in HTTP/1.1\r\nHost: localhost\r\n${CLIENT_IP_HEADER}: 6.6.6.6\r\nX-Forwarded-For: 7.7.7.7, 203.0.113.9\r\nConnection: close\r\n\r\n`,
+    );
+    expect(json(res)).toEqual({ clientIp: "203.0.113.9", url: "/sign-in" });
+  });
 });
 
 describe("the HTTP server without Next.js", () => {
   it("answers a console path with 404 WRONG_ENDPOINT as JSON", async () => {
     for (const path of ["/", "/projects", "/favicon.ico"]) {
-      const res = await fetch(gw.url + path);
+      const res = await fetch(plain.url + path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-type"), path).toBe("application/json");
       expect(await res.json(), path).toEqual({ code: "WRONG_ENDPOINT", message: "Not found." });

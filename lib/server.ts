@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AppError } from "@/lib/errors";
+import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
 import { createGateway } from "@/lib/gateway/router";
+import { answerClientError, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
 import type { UsageMeter } from "@/lib/usage/meter";
 
@@ -13,6 +15,8 @@ export interface HttpServerOptions {
   meter: UsageMeter;
   /** Next.js request handler for everything that is not a public API path. */
   next?: NextHandler;
+  /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
+  trustedProxyHops?: number;
   log?: (msg: string) => void;
 }
 
@@ -32,18 +36,23 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const gateway = createGateway({ mounts: publicMounts, meter: options.meter, log });
   const next = options.next;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+    if (answerNonPathTarget(req, res)) return;
     if (gateway(req, res)) return;
+    if (answerLongUrl(req, res)) return;
     if (!next) {
       const error = new AppError("WRONG_ENDPOINT", "Not found.");
       res.writeHead(error.status, { ...error.headers, "Content-Type": "application/json" }).end(JSON.stringify(error.toJSON()));
       return;
     }
+    // Overwrites whatever a client sent under this name.
+    req.headers[CLIENT_IP_HEADER] = socketClientIp(req, options.trustedProxyHops ?? 0);
     next(req, res).catch((e: unknown) => {
       log(`[web] ${String(e instanceof Error ? e.stack : e)}`);
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
       res.end("Internal Server Error");
     });
   });
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

@@ -1,14 +1,16 @@
 "use server";
 
+import { headers } from "next/headers";
 import { failure, ok, type ActionResult } from "@/components/action-result";
 import { signInSchema } from "@/lib/auth/schema";
-import { createUser, SignInError, verifyCredentials } from "@/lib/auth/users";
+import { SignInError, signUp, verifyCredentials } from "@/lib/auth/users";
+import { clientIp } from "@/lib/client-ip";
 import { AppError } from "@/lib/errors";
 
-/** Sign-up from the console form (the same service call as POST /api/sign-up). */
+/** Sign-up from the console form (the same service call, and limits, as POST /api/sign-up). */
 export async function signUpAction(input: { email: string; password: string }): Promise<ActionResult> {
   try {
-    await createUser(input);
+    await signUp(input, clientIp(await headers()));
     return ok(null);
   } catch (e) {
     return failure(e);
@@ -24,7 +26,7 @@ export async function checkCredentialsAction(input: { email: string; password: s
   const parsed = signInSchema.safeParse(input);
   if (!parsed.success) return failure(new AppError("INVALID_PARAMETER", parsed.error.issues[0]?.message ?? "Enter your email and password."));
   try {
-    await verifyCredentials(parsed.data.email, parsed.data.password);
+    await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(await headers()));
     return ok(null);
   } catch (e) {
     if (e instanceof SignInError) return failure(new AppError("AUTHENTICATION_FAILED", e.message));

@@ -1,7 +1,9 @@
 import type { z } from "zod";
 import { requireUser } from "@/lib/auth/session";
 import type { SessionUser } from "@/lib/auth/users";
+import { getEnv } from "@/lib/env";
 import { AppError, toAppError } from "@/lib/errors";
+import { crossSiteRefusal } from "./same-origin";
 
 export function errorResponse(error: AppError): Response {
   return Response.json(error.toJSON(), { status: error.status, headers: error.headers });
@@ -26,15 +28,23 @@ export async function parseBody<S extends z.ZodType>(req: Request, schema: S): P
 
 type Params = Record<string, string>;
 
+/** Refuses a cross-site or non-JSON state-changing request before anything else looks at it. */
+function checkSameOrigin(req: Request): void {
+  const refusal = crossSiteRefusal(req, getEnv().PUBLIC_URL);
+  if (refusal) throw refusal;
+}
+
 /**
- * Console route wrapper: requires a signed-in user (session cookie, never an API key), passes the
- * route params, and maps every error to `{ code, message }` with its status.
+ * Console route wrapper: refuses cross-site and non-JSON state-changing requests, requires a
+ * signed-in user (session cookie, never an API key), passes the route params, and maps every
+ * error to `{ code, message }` with its status.
  */
 export function withUser<P extends Params = Params>(
   handler: (req: Request, ctx: { user: SessionUser; params: P }) => Promise<Response>,
 ): (req: Request, ctx: { params: Promise<P> }) => Promise<Response> {
   return async (req, ctx) => {
     try {
+      checkSameOrigin(req);
       const user = await requireUser();
       return await handler(req, { user, params: await ctx.params });
     } catch (e) {
@@ -43,10 +53,11 @@ export function withUser<P extends Params = Params>(
   };
 }
 
-/** Same mapping for the few console routes that need no session (sign-up, health). */
+/** Same checks and mapping for the few console routes that need no session (sign-up). */
 export function withErrors(handler: (req: Request) => Promise<Response>): (req: Request) => Promise<Response> {
   return async (req) => {
     try {
+      checkSameOrigin(req);
       return await handler(req);
     } catch (e) {
       return errorResponse(toAppError(e));

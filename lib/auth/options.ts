@@ -1,6 +1,7 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
+import { clientIp } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { signInSchema } from "./schema";
 import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
@@ -11,11 +12,11 @@ function providers(): NextAuthOptions["providers"] {
       id: "credentials",
       name: "Email and password",
       credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
-      async authorize(credentials) {
+      async authorize(credentials, req) {
         const parsed = signInSchema.safeParse(credentials ?? {});
         if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "Enter your email and password.");
         try {
-          return await verifyCredentials(parsed.data.email, parsed.data.password);
+          return await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(new Headers(req.headers)));
         } catch (e) {
           // next-auth passes the message to the form as `error`.
           if (e instanceof SignInError) throw new Error(e.message);
@@ -36,11 +37,13 @@ export function githubEnabled(): boolean {
 
 const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
 
-/** next-auth configuration: JWT sessions in an httpOnly cookie (Secure when served over https). */
+/** next-auth configuration: JWT sessions in an httpOnly cookie (Secure when PUBLIC_URL is https). */
 export function authOptions(): NextAuthOptions {
   g.__blockgateAuthOptions ??= {
     secret: getEnv().NEXTAUTH_SECRET,
     session: { strategy: "jwt", maxAge: 30 * 24 * 60 * 60 },
+    // next-auth decides from NEXTAUTH_URL, which an operator may set apart from PUBLIC_URL.
+    useSecureCookies: getEnv().PUBLIC_URL.startsWith("https://"),
     pages: { signIn: "/sign-in", error: "/sign-in" },
     providers: providers(),
     callbacks: {

@@ -19,3 +19,4 @@ export const password = z
 export const signUpSchema = z.object({ email, password });
 
 export const signInSchema = z.object({ email, password: z.string().min(1, "Enter your password").max(MAX_PASSWORD_LENGTH) });
+export type SignUpInput = z.infer<typeof signUpSchema>;

@@ -2,8 +2,8 @@ import { hash, verify } from "@node-rs/argon2";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { recordFailure, recordSuccess, retryAfterMs } from "./throttle";
-import { signUpSchema } from "./schema";
+import { recordSignInFailure, recordSignInSuccess, signInRefusal, takeSignUp } from "./throttle";
+import { signUpSchema, type SignUpInput } from "./schema";
 
 export interface SessionUser {
   id: string;
@@ -14,13 +14,16 @@ export interface SessionUser {
 // A fixed hash to verify against when the email is unknown, so both paths take the same time.
 let dummyHash: Promise<string> | undefined;
 
-export async function createUser(input: unknown): Promise<SessionUser> {
+function parseSignUp(input: unknown): SignUpInput {
   const parsed = signUpSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new AppError("INVALID_PARAMETER", `${issue?.path.join(".") || "input"}: ${issue?.message ?? "invalid"}`);
   }
-  const { email, password } = parsed.data;
+  return parsed.data;
+}
+
+async function insertUser({ email, password }: SignUpInput): Promise<SessionUser> {
   const passwordHash = await hash(password);
   try {
     return await db().user.create({
@@ -35,18 +38,33 @@ export async function createUser(input: unknown): Promise<SessionUser> {
   }
 }
 
+/** Creates an account (no sign-up limits: for tests and the admin tool). */
+export async function createUser(input: unknown): Promise<SessionUser> {
+  return insertUser(parseSignUp(input));
+}
+
+/**
+ * A sign-up from the console (form or POST /api/sign-up): valid input counts against the per-address
+ * and global sign-up limits before the password is hashed.
+ */
+export async function signUp(input: unknown, clientIp: string): Promise<SessionUser> {
+  const data = parseSignUp(input);
+  takeSignUp(clientIp);
+  return insertUser(data);
+}
+
 export class SignInError extends Error {
   override name = "SignInError";
 }
 
-/** Checks an email and password; slows down repeated failures for the same email. */
-export async function verifyCredentials(emailInput: string, password: string): Promise<SessionUser> {
+/**
+ * Checks an email and password; repeated failures from the client's address (for this email, and
+ * over all emails) must wait, with TOO_MANY_REQUESTS naming how long.
+ */
+export async function verifyCredentials(emailInput: string, password: string, clientIp: string): Promise<SessionUser> {
   const email = emailInput.trim().toLowerCase();
-  const wait = retryAfterMs(email);
-  if (wait > 0) {
-    const seconds = Math.ceil(wait / 1000);
-    throw new SignInError(`Too many failed sign-ins. Try again in ${seconds} ${seconds === 1 ? "second" : "seconds"}.`);
-  }
+  const refusal = signInRefusal(email, clientIp);
+  if (refusal) throw refusal;
   const user = await db().user.findUnique({
     where: { email },
     select: { id: true, email: true, name: true, passwordHash: true },
@@ -54,10 +72,10 @@ export async function verifyCredentials(emailInput: string, password: string): P
   dummyHash ??= hash("blockgate-dummy-password");
   const ok = await verify(user?.passwordHash ?? (await dummyHash), password).catch(() => false);
   if (!user || !user.passwordHash || !ok) {
-    recordFailure(email);
+    recordSignInFailure(email, clientIp);
     throw new SignInError("Wrong email or password.");
   }
-  recordSuccess(email);
+  recordSignInSuccess(email, clientIp);
   return { id: user.id, email: user.email, name: user.name };
 }
 

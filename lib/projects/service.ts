@@ -7,6 +7,9 @@ import type { OnboardingInput } from "./schema";
 
 export const FIRST_PROJECT_NAME = "My First Project";
 
+/** Projects one account may own (the onboarding project included). */
+export const MAX_PROJECTS_PER_USER = 10;
+
 export interface ProjectSummary {
   id: string;
   name: string;
@@ -21,8 +24,8 @@ export async function listProjects(userId: string): Promise<ProjectSummary[]> {
 }
 
 /**
- * The project, if the user may see it. A project of another user answers PERMISSION_DENIED
- * and one that does not exist RESOURCE_NOT_FOUND; neither reveals anything else.
+ * The project, if the user may see it. Another user's project answers RESOURCE_NOT_FOUND, the
+ * same as one that does not exist, so ids of other accounts' projects cannot be confirmed.
  */
 export async function getProjectForUser(userId: string, projectId: string): Promise<ProjectSummary & { organization: string | null }> {
   if (!/^prj_[1-9A-HJ-NP-Za-km-z]{1,40}$/.test(projectId)) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
@@ -30,8 +33,7 @@ export async function getProjectForUser(userId: string, projectId: string): Prom
     where: { id: projectId },
     select: { ...summary, organization: true, ownerId: true },
   });
-  if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
-  if (project.ownerId !== userId) throw new AppError("PERMISSION_DENIED", "You do not have access to this project.");
+  if (!project || project.ownerId !== userId) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
   const { ownerId: _owner, ...rest } = project;
   return rest;
 }
@@ -77,8 +79,19 @@ export async function completeOnboarding(userId: string, input: OnboardingInput)
   });
 }
 
+/**
+ * Creates a project with its key, up to MAX_PROJECTS_PER_USER per account. The user row is locked
+ * while counting (as onboarding does), so parallel creates cannot pass the cap together.
+ */
 export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
-  return db().$transaction((tx) => createProjectWithKey(tx, { ownerId: userId, name }));
+  return db().$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+    if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
+    if ((await tx.project.count({ where: { ownerId: userId } })) >= MAX_PROJECTS_PER_USER) {
+      throw new AppError("REJECTED", `An account can have at most ${MAX_PROJECTS_PER_USER} projects, and yours has reached that limit.`);
+    }
+    return createProjectWithKey(tx, { ownerId: userId, name });
+  });
 }
 
 export async function renameProject(userId: string, projectId: string, name: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { withErrors } from "@/lib/api/route";
-import { createUser } from "@/lib/auth/users";
+import { signUp } from "@/lib/auth/users";
+import { clientIp } from "@/lib/client-ip";
 
 export const POST = withErrors(async (req) => {
   let body: unknown;
@@ -8,6 +9,6 @@ export const POST = withErrors(async (req) => {
   } catch {
     body = undefined;
   }
-  const user = await createUser(body);
+  const user = await signUp(body, clientIp(req.headers));
   return Response.json({ id: user.id, email: user.email }, { status: 201 });
 });

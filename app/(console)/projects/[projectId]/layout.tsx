@@ -1,4 +1,3 @@
-import { forbidden } from "next/navigation";
 import type { ReactNode } from "react";
 import { projectAccess } from "@/components/console/project-access";
 import { Sidebar } from "@/components/console/sidebar";
@@ -9,8 +8,6 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  // Answers HTTP 403 with app/forbidden.tsx (next.config.ts enables experimental.authInterrupts).
-  if (!access) forbidden();
   const projects = await listProjects(access.user.id);
   return (
     <div className="min-h-dvh lg:flex">

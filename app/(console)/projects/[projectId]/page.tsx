@@ -16,7 +16,6 @@ export const metadata: Metadata = { title: "Overview" };
 export default async function OverviewPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  if (!access) return null;
   const { user, project } = access;
   const [first] = await listKeys(user.id, project.id);
   const origin = publicOrigin();

@@ -9,7 +9,6 @@ export const metadata: Metadata = { title: "Keys" };
 export default async function KeysPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  if (!access) return null;
   const plan = PLANS[access.project.plan];
   return (
     <div className="space-y-8">

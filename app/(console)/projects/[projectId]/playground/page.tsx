@@ -15,7 +15,7 @@ type Search = { network?: string | string[]; method?: string | string[] };
 
 export default async function PlaygroundPage({ params, searchParams }: { params: Promise<{ projectId: string }>; searchParams: Promise<Search> }) {
   const { projectId } = await params;
-  if (!(await projectAccess(projectId))) return null;
+  await projectAccess(projectId);
   const search = await searchParams;
 
   const consensus: PlaygroundNetwork[] = networks()

@@ -12,7 +12,6 @@ export const metadata: Metadata = { title: "Settings" };
 export default async function SettingsPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  if (!access) return null;
   const { project } = access;
   const details = [
     { label: "Project ID", value: <code>{project.id}</code> },

@@ -10,7 +10,6 @@ export const metadata: Metadata = { title: "Usage" };
 export default async function UsagePage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  if (!access) return null;
   const plan = PLANS[access.project.plan];
   const limits = [
     { label: "Plan", value: plan.label },

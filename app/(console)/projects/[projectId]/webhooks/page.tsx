@@ -6,7 +6,7 @@ export const metadata: Metadata = { title: "Webhooks" };
 
 export default async function WebhooksPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
-  if (!(await projectAccess(projectId))) return null;
+  await projectAccess(projectId);
   return (
     <div className="space-y-8">
       <PageHeader title="Webhooks" description="Get an HTTP callback when a transaction, log or block period you care about happens on chain." />

@@ -1,0 +1,108 @@
+import { maxHeaderSize, ServerResponse, STATUS_CODES, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { AppError } from "@/lib/errors";
+import { MAX_URL_LENGTH } from "@/lib/gateway/router";
+
+/**
+ * Refusals made by the HTTP layer itself, before a request reaches Next.js, written as the same
+ * `{ code, message }` JSON as every other error answer.
+ */
+
+const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+
+function json(error: AppError): string {
+  return JSON.stringify(error.toJSON());
+}
+
+function sendError(res: ServerResponse, error: AppError): void {
+  const body = json(error);
+  res
+    .writeHead(error.status, { ...error.headers, "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) })
+    .end(body);
+}
+
+/**
+ * Runs before any routing. Answers `OPTIONS *` (RFC 9110, section 9.3.7: the server's own
+ * options) with 204 and Allow; turns an absolute-form target (http://host/path, RFC 9112, section
+ * 3.2.2) into its path, the host taken from it; and answers any other target that is not a path
+ * with 400. (Next.js throws "Invalid URL" on a target that is not a path, which answered 500.)
+ * True when answered.
+ */
+export function answerNonPathTarget(req: IncomingMessage, res: ServerResponse): boolean {
+  const target = req.url ?? "";
+  if (target.startsWith("/")) return false;
+  if (target === "*" && req.method === "OPTIONS") {
+    res.writeHead(204, { Allow: ALLOW }).end();
+    return true;
+  }
+  if (/^https?:\/\//i.test(target) && URL.canParse(target)) {
+    const url = new URL(target);
+    req.url = `${url.pathname}${url.search}`;
+    req.headers.host = url.host;
+    return false;
+  }
+  sendError(res, new AppError("INVALID_PARAMETER", "The request target must be a path starting with / (or * for OPTIONS)."));
+  return true;
+}
+
+/** Before Next.js: a URL longer than MAX_URL_LENGTH answers 414, as the gateway does for its paths. */
+export function answerLongUrl(req: IncomingMessage, res: ServerResponse): boolean {
+  if ((req.url ?? "").length <= MAX_URL_LENGTH) return false;
+  sendError(res, new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`));
+  return true;
+}
+
+/**
+ * Whether the parser gave up inside the request line: the packet it was reading starts with a
+ * method, and the parser stopped before that line's end. (A request whose head came in several
+ * packets may not show it, and is answered 431 like over-long headers.)
+ */
+function overflowInRequestLine(packet: unknown, bytesParsed: unknown): boolean {
+  if (!Buffer.isBuffer(packet) || typeof bytesParsed !== "number") return false;
+  if (!/^[A-Z]+ /.test(packet.subarray(0, 24).toString("latin1"))) return false;
+  const lineEnd = packet.indexOf(0x0a);
+  return lineEnd === -1 || bytesParsed <= lineEnd;
+}
+
+/** The answer to a request node:http could not parse, and its status (431 has no code of its own). */
+function parseRefusal(code: unknown, packet: unknown, bytesParsed: unknown): { status: number; refusal: AppError } {
+  const plain = (refusal: AppError) => ({ status: refusal.status, refusal });
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      if (overflowInRequestLine(packet, bytesParsed)) {
+        return plain(new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`));
+      }
+      // The error table has no code for 431; CONTENTS_TOO_LARGE names the problem.
+      return { status: 431, refusal: new AppError("CONTENTS_TOO_LARGE", `The request's URL and headers are larger than ${maxHeaderSize} bytes together.`) };
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return plain(new AppError("CONTENTS_TOO_LARGE", "The request's chunk extensions are too large."));
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return plain(new AppError("TIMEOUT", "The request was not received in time."));
+    default:
+      return plain(new AppError("INVALID_PARAMETER", "The request is not valid HTTP/1.1."));
+  }
+}
+
+/**
+ * The server's 'clientError' handler: node:http calls it when a request cannot be parsed (header
+ * section over maxHeaderSize, malformed HTTP, request timeout) instead of writing its own
+ * bodiless answer. There is no response object, so the answer is written to the socket directly,
+ * and only when no answer to an earlier request on the connection has begun.
+ */
+export function answerClientError(error: Error, socket: Duplex): void {
+  const code = "code" in error ? error.code : undefined;
+  const inFlight = "_httpMessage" in socket ? socket._httpMessage : null;
+  if (code === "ECONNRESET" || !socket.writable || (inFlight instanceof ServerResponse && inFlight.headersSent)) {
+    socket.destroy();
+    return;
+  }
+  const { status, refusal } = parseRefusal(code, "rawPacket" in error ? error.rawPacket : undefined, "bytesParsed" in error ? error.bytesParsed : undefined);
+  const body = json(refusal);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+}
