@@ -1,3 +1,5 @@
+import { componentLogger } from "@/lib/log";
+
 /**
  * One error type for the public API and the console API: a code from the table in README.md
  * ("Errors"), its HTTP status, and a message written for the person who made the request.
@@ -44,7 +46,7 @@ export class AppError extends Error {
 }
 
 /** Maps anything thrown to an AppError; unknown errors are logged and answered opaquely. */
-export function toAppError(error: unknown, log: (e: unknown) => void = (e) => console.error(e)): AppError {
+export function toAppError(error: unknown, log: (e: unknown) => void = (e) => componentLogger("errors").error({ err: e }, "unexpected error")): AppError {
   if (error instanceof AppError) return error;
   log(error);
   return new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");

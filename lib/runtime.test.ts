@@ -1,3 +1,4 @@
+import { captureLogs } from "@/lib/testing/logs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { connect, createServer } from "node:net";
@@ -137,7 +138,7 @@ describe("a start-up that fails half-way", () => {
     await new Promise<void>((resolve) => blocker.listen(port, "127.0.0.1", resolve));
     const pgPort = await freeLowPort();
     const saved = { ...process.env };
-    const logs: string[] = [];
+    const { logger, messages: logs } = captureLogs();
     const before = activeResources();
     try {
       Object.assign(process.env, {
@@ -149,7 +150,7 @@ describe("a start-up that fails half-way", () => {
         DEVNETS: "on",
         CONSENSUS_BLOCK_TIME_MS: "100",
       });
-      await expect(startService({ withNext: false, log: (m) => logs.push(m) })).rejects.toThrow(/EADDRINUSE/);
+      await expect(startService({ withNext: false, logger })).rejects.toThrow(/EADDRINUSE/);
     } finally {
       for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
       Object.assign(process.env, saved);

@@ -9,6 +9,7 @@ import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { configureEvmBackends } from "@/lib/evm/backends";
 import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
 import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networks } from "@/lib/networks";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
@@ -20,7 +21,8 @@ export interface ServiceOptions {
   /** Serve the console through Next.js (false: public API only, for tests and ROLE=worker). */
   withNext?: boolean;
   dev?: boolean;
-  log?: (msg: string) => void;
+  /** Default: the "runtime" component logger; workers and devnets log through children of it. */
+  logger?: Logger;
 }
 
 export interface Service {
@@ -43,10 +45,10 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
  * Starts the traffic generator of a devnet in the background (its first deployment takes a couple
  * of blocks; requests need not wait for it) and returns how to stop it.
  */
-function startTraffic(log: (m: string) => void) {
+function startTraffic(log: Logger) {
   return async ({ network, url }: DevnetStarted) => {
-    const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, log }).catch((e: unknown) => {
-      log(`[evm] ${network.slug}: traffic generator failed to start: ${e instanceof Error ? e.message : String(e)}`);
+    const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, logger: log }).catch((e: unknown) => {
+      log.error({ network: network.slug }, `traffic generator failed to start: ${errorMessage(e)}`);
       return undefined;
     });
     return async () => {
@@ -62,9 +64,9 @@ function startTraffic(log: (m: string) => void) {
  * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
-  const log = options.log ?? ((m: string) => console.log(m));
+  const log = options.logger ?? componentLogger("runtime");
   const env = options.env ?? loadEnv();
-  const database = await ensureDatabase({ log });
+  const database = await ensureDatabase({ log: (m) => log.info({ component: "embedded-postgres" }, m) });
   setDatabaseUrl(database.url);
 
   const stops: Array<() => Promise<void>> = [];
@@ -75,7 +77,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     try {
       await http?.close();
       await usage.stop();
-      for (const s of stops.reverse()) await s().catch((e: unknown) => log(`[shutdown] ${String(e)}`));
+      for (const s of stops.reverse()) await s().catch((e: unknown) => log.error({ err: e }, "a part failed to stop"));
       await nextApp?.close().catch(() => undefined);
       await disconnectDb();
     } finally {
@@ -84,7 +86,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   };
   try {
     const applied = await applyMigrations(database.url);
-    if (applied.length > 0) log(`[db] applied migrations: ${applied.join(", ")}`);
+    if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
     setExpectedMigrations(await listMigrations());
     const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
@@ -92,10 +94,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       for (const n of networks()) {
         if (n.family !== "consensus") continue;
         if (n.source.kind === "upstream") {
-          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT });
+          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger: log.child({ component: "consensus", network: n.slug }) });
           stops.push(() => follower.stop());
         } else if (env.DEVNETS === "on") {
-          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS });
+          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, logger: log.child({ component: "consensus", network: n.slug }) });
           stops.push(() => producer.stop());
         }
       }
@@ -108,8 +110,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
               dataDir: path.resolve(env.DATA_DIR, "anvil"),
               blockTimeSec: env.EVM_BLOCK_TIME_S,
               idleMs: env.EVM_DEVNET_IDLE_MS,
-              log,
-              onStarted: startTraffic(log),
+              logger: log.child({ component: "evm-devnet" }),
+              onStarted: startTraffic(log.child({ component: "evm-devnet" })),
             })
           : undefined;
       configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000 });
@@ -122,11 +124,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         meter: usage,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
-        log: (m) => console.error(m),
       });
     }
   } catch (e) {
-    await shutdown().catch((err: unknown) => log(`[shutdown] ${String(err)}`));
+    await shutdown().catch((err: unknown) => log.error({ err }, "shutting down after a failed start failed"));
     throw e;
   }
 

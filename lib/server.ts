@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AppError } from "@/lib/errors";
+import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
 import { createGateway } from "@/lib/gateway/router";
 import { answerClientError, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
@@ -17,7 +18,8 @@ export interface HttpServerOptions {
   next?: NextHandler;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
   trustedProxyHops?: number;
-  log?: (msg: string) => void;
+  /** Default: the "web" component logger (the gateway logs through a child of it). */
+  logger?: Logger;
 }
 
 export interface RunningServer {
@@ -32,8 +34,8 @@ export interface RunningServer {
  * to Next.js, so an API request never pays for the console's rendering stack.
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
-  const log = options.log ?? ((m: string) => console.error(m));
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, log });
+  const log = options.logger ?? componentLogger("web");
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, logger: log.child({ component: "gateway" }) });
   const next = options.next;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
     if (answerNonPathTarget(req, res)) return;
@@ -47,7 +49,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // Overwrites whatever a client sent under this name.
     req.headers[CLIENT_IP_HEADER] = socketClientIp(req, options.trustedProxyHops ?? 0);
     next(req, res).catch((e: unknown) => {
-      log(`[web] ${String(e instanceof Error ? e.stack : e)}`);
+      log.error({ err: e, method: req.method }, "the console failed to answer a request");
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
       res.end("Internal Server Error");
     });

@@ -71,7 +71,7 @@ const panicRegistry = {
   message: "",
   set_message(msg: string) {
     this.message = msg;
-    console.error(`[schema-engine] panic: ${msg}`);
+    componentLogger("schema-engine").error(`panic: ${msg}`);
   },
 };
 

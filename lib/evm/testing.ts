@@ -1,5 +1,6 @@
 // Helpers for EVM integration tests: bare anvil processes (stand-ins for upstream nodes) and the
 // devnet supervisor with its traffic generator, wired into the node endpoint's backends.
+import { captureLogs } from "@/lib/testing/logs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -98,16 +99,15 @@ export interface TestDevnets {
 export async function startTestDevnets(opts: { blockTimeSec?: number; trafficIntervalMs?: number } = {}): Promise<TestDevnets> {
   const blockTimeSec = opts.blockTimeSec ?? 1;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-anvil-"));
-  const logs: string[] = [];
-  const log = (m: string) => void logs.push(m);
+  const { logger: devnetLogger, messages: logs } = captureLogs();
   const generators = new Map<string, Promise<TrafficGenerator>>();
   const supervisor = new AnvilSupervisor({
     dataDir,
     blockTimeSec,
     idleMs: 10 * 60_000,
-    log,
+    logger: devnetLogger,
     onStarted: ({ network, url }) => {
-      const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, intervalMs: opts.trafficIntervalMs ?? 500, log });
+      const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, intervalMs: opts.trafficIntervalMs ?? 500, logger: devnetLogger });
       generator.catch(() => undefined); // reported by traffic()
       generators.set(network.slug, generator);
       return Promise.resolve(async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
 import { AppError, toAppError } from "@/lib/errors";
+import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import type { UsageMeter } from "@/lib/usage/meter";
@@ -15,7 +16,8 @@ const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
 export interface GatewayOptions {
   mounts: readonly Mount[];
   meter: UsageMeter;
-  log?: (msg: string) => void;
+  /** Default: the "gateway" component logger. */
+  logger?: Logger;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -189,10 +191,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
   const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
   const keys = keyVerifier();
-  const log = options.log ?? ((m: string) => console.error(m));
+  const log = options.logger ?? componentLogger("gateway");
 
-  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown) => {
-    const error = toAppError(e, (err) => log(`[gateway] ${requestId} ${String(err instanceof Error ? err.stack : err)}`));
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string) => {
+    const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
     if (res.headersSent) {
       res.destroy();
       return;
@@ -219,7 +221,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const ctx = new RequestContext(req, requestId, network, principal, shared);
     const quota = shared.quota.check(principal.projectId, principal.plan);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
-    done.catch((e: unknown) => fail(req, res, requestId, e));
+    done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));
   }
 
   return (req, res) => {

@@ -35,7 +35,7 @@ export interface TestGateway {
 /** The public API server on a free port (no Next.js), with its own meter. */
 export async function startTestGateway(): Promise<TestGateway> {
   await connectTestDatabase();
-  const meter = new UsageMeter((m) => console.error(m));
+  const meter = new UsageMeter();
   const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter });
   return {
     url: server.url,

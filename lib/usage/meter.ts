@@ -1,4 +1,5 @@
 import { db } from "@/lib/db/client";
+import { componentLogger, type Logger } from "@/lib/log";
 
 export interface UsageSample {
   projectId: string;
@@ -34,7 +35,7 @@ export class UsageMeter {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
 
-  constructor(private readonly log: (msg: string) => void = () => undefined) {}
+  constructor(private readonly log: Logger = componentLogger("usage")) {}
 
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
@@ -62,7 +63,7 @@ export class UsageMeter {
     this.pending = new Map();
     this.flushing = this.write(batch)
       .catch((e: unknown) => {
-        this.log(`usage flush failed, will retry: ${e instanceof Error ? e.message : String(e)}`);
+        this.log.warn({ err: e }, "usage flush failed; the counts are kept for the next attempt");
         for (const c of batch) this.merge(c);
       })
       .finally(() => {
@@ -114,6 +115,6 @@ const g = globalThis as unknown as { __blockgateMeter?: UsageMeter };
 
 /** The process's meter (shared by the gateway and anything else in the process that meters). */
 export function meter(): UsageMeter {
-  g.__blockgateMeter ??= new UsageMeter((m) => console.error(`[usage] ${m}`));
+  g.__blockgateMeter ??= new UsageMeter();
   return g.__blockgateMeter;
 }

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 
 /** Path of the anvil binary shipped by the npm package for this platform. */
@@ -39,7 +40,8 @@ export interface AnvilOptions {
   blockTimeSec: number;
   /** Stop a devnet nobody used for this long. */
   idleMs: number;
-  log: (m: string) => void;
+  /** Default: the "evm-devnet" component logger. Lines carry the network. */
+  logger?: Logger;
   /** Called after each (re)start, for example to start the traffic generator. */
   onStarted?: (started: DevnetStarted) => Promise<(() => Promise<void>) | void>;
 }
@@ -64,8 +66,10 @@ export class AnvilSupervisor {
   private instances = new Map<string, Instance>();
   private idleTimer: NodeJS.Timeout;
   private closed = false;
+  private readonly log: Logger;
 
   constructor(private readonly opts: AnvilOptions) {
+    this.log = opts.logger ?? componentLogger("evm-devnet");
     this.idleTimer = setInterval(() => void this.stopIdle(), Math.min(60_000, Math.max(1000, opts.idleMs / 4)));
     this.idleTimer.unref();
   }
@@ -115,22 +119,22 @@ export class AnvilSupervisor {
       if (inst.stopping || this.closed) return;
       inst.restarts += 1;
       const delay = Math.min(30_000, 500 * 2 ** Math.min(inst.restarts, 6));
-      this.opts.log(`[evm] ${inst.network.slug}: anvil exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().split("\n").at(-1)}` : ""}; restarting in ${delay} ms`);
+      this.log.warn({ network: inst.network.slug }, `anvil exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().split("\n").at(-1)}` : ""}; restarting in ${delay} ms`);
       void inst.cleanup?.().catch(() => undefined);
       inst.cleanup = undefined;
       setTimeout(() => {
-        if (!this.closed && !inst.stopping) void this.url(inst.network).catch((e: unknown) => this.opts.log(`[evm] ${inst.network.slug}: restart failed: ${String(e)}`));
+        if (!this.closed && !inst.stopping) void this.url(inst.network).catch((e: unknown) => this.log.error({ network: inst.network.slug }, `restart failed: ${errorMessage(e)}`));
       }, delay).unref();
     });
     await waitForRpc(url, child, () => stderr);
     inst.url = url;
     inst.restarts = 0;
-    this.opts.log(`[evm] ${inst.network.slug}: anvil devnet on ${url} (chain id ${inst.network.devnetChainId})`);
+    this.log.info({ network: inst.network.slug }, `anvil devnet on ${url} (chain id ${inst.network.devnetChainId})`);
     if (this.opts.onStarted) {
       try {
         inst.cleanup = (await this.opts.onStarted({ network: inst.network, url })) ?? undefined;
       } catch (e) {
-        this.opts.log(`[evm] ${inst.network.slug}: devnet start-up hook failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.log.error({ network: inst.network.slug }, `devnet start-up hook failed: ${errorMessage(e)}`);
       }
     }
     return url;
@@ -157,7 +161,7 @@ export class AnvilSupervisor {
     const now = performance.now();
     for (const inst of this.instances.values()) {
       if (inst.url && !inst.stopping && now - inst.lastUsed > this.opts.idleMs) {
-        this.opts.log(`[evm] ${inst.network.slug}: idle for ${Math.round((now - inst.lastUsed) / 1000)} s; stopping its devnet`);
+        this.log.info({ network: inst.network.slug }, `idle for ${Math.round((now - inst.lastUsed) / 1000)} s; stopping its devnet`);
         await this.stopInstance(inst);
       }
     }

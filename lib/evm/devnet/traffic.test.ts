@@ -1,3 +1,4 @@
+import { captureLogs } from "@/lib/testing/logs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
@@ -104,8 +105,7 @@ describe("devnet contract artifacts", () => {
 describe("traffic generator on a real anvil", () => {
   let anvil: Anvil;
   let gen: TrafficGenerator | undefined;
-  const logs: string[] = [];
-  const log = (m: string) => logs.push(m);
+  const { logger, messages: logs } = captureLogs();
 
   beforeAll(async () => {
     anvil = await startAnvil();
@@ -118,7 +118,7 @@ describe("traffic generator on a real anvil", () => {
   it("deploys the contracts, distributes tokens and produces transfers and pings", async () => {
     const { client } = anvil;
     const start = await client.getBlockNumber();
-    gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "ethereum-mainnet", intervalMs: 300, log });
+    gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "ethereum-mainnet", intervalMs: 300, logger });
     const accounts = (await createWalletClient({ transport: http(anvil.url) }).getAddresses()).map((a) => getAddress(a));
     expect(gen.holders).toEqual(accounts.slice(0, 10));
     expect(gen.holders).toHaveLength(10);
@@ -183,9 +183,9 @@ describe("traffic generator on a real anvil", () => {
     const first = gen!;
     await first.stop();
     const logged = logs.length;
-    gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "ethereum-mainnet", intervalMs: 300, log });
+    gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "ethereum-mainnet", intervalMs: 300, logger });
     expect([gen.token, gen.emitter]).toEqual([first.token, first.emitter]);
-    expect(logs.slice(logged)).toEqual([`[evm] ethereum-mainnet: traffic: token ${gen.token}, emitter ${gen.emitter} (already deployed)`]);
+    expect(logs.slice(logged)).toEqual([`token ${gen.token}, emitter ${gen.emitter} (already deployed)`]);
 
     const before = await sentCount(anvil.client, gen.holders);
     await waitFor("more traffic", async () => (await sentCount(anvil.client, gen!.holders)) > before + 2);
@@ -213,9 +213,9 @@ describe("traffic generator across an anvil restart with persisted state", () =>
 
   it("finds the contracts deployed before the restart instead of deploying again", async () => {
     const state = ["--state", path.join(dir, "state.json")];
-    const logs: string[] = [];
+    const { logger: captured, messages: logs, lines } = captureLogs();
     anvil = await startAnvil(state);
-    const gen1 = await startTrafficGenerator({ rpcUrl: anvil.url, network: "base-sepolia", intervalMs: 300, log: (m) => logs.push(m) });
+    const gen1 = await startTrafficGenerator({ rpcUrl: anvil.url, network: "base-sepolia", intervalMs: 300, logger: captured });
     await waitFor("a transfer", async () => (await anvil!.client.getLogs({ address: gen1.token, event: TransferEvent, fromBlock: 0n })).length > 10);
     // The node goes away under the running generator: one error line for the whole streak.
     await anvil.stop();
@@ -223,14 +223,14 @@ describe("traffic generator across an anvil restart with persisted state", () =>
     await gen1.stop();
     const errors = logs.filter((m) => m.includes("retrying every round"));
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^\[evm\] base-sepolia: traffic: /);
+    expect(lines.find((l) => l.msg === errors[0])).toMatchObject({ level: "warn", network: "base-sepolia", part: "traffic" });
 
     anvil = await startAnvil(state);
     const before = logs.length;
-    const gen2 = await startTrafficGenerator({ rpcUrl: anvil.url, network: "base-sepolia", intervalMs: 300, log: (m) => logs.push(m) });
+    const gen2 = await startTrafficGenerator({ rpcUrl: anvil.url, network: "base-sepolia", intervalMs: 300, logger: captured });
     await gen2.stop();
     expect([gen2.token, gen2.emitter]).toEqual([gen1.token, gen1.emitter]);
-    expect(logs.slice(before)).toEqual([`[evm] base-sepolia: traffic: token ${gen2.token}, emitter ${gen2.emitter} (already deployed)`]);
+    expect(logs.slice(before)).toEqual([`token ${gen2.token}, emitter ${gen2.emitter} (already deployed)`]);
   });
 });
 
@@ -247,8 +247,8 @@ describe("traffic generator when the deployer's first nonces are taken", () => {
     const hash = await wallet.sendTransaction({ account: deployer!, to: other!, value: 1n, chain: null });
     await anvil.client.waitForTransactionReceipt({ hash });
 
-    const logs: string[] = [];
-    const gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "polygon-amoy", intervalMs: 300, log: (m) => logs.push(m) });
+    const { logger: captured, messages: logs } = captureLogs();
+    const gen = await startTrafficGenerator({ rpcUrl: anvil.url, network: "polygon-amoy", intervalMs: 300, logger: captured });
     expect(gen.token).toBe(getContractAddress({ from: deployer!, nonce: 1n }));
     expect(gen.emitter).toBe(getContractAddress({ from: deployer!, nonce: 2n }));
     expect(logs.filter((m) => m.includes("will be redeployed on every start"))).toHaveLength(2);

@@ -14,6 +14,7 @@ import {
   type Hash,
 } from "viem";
 import { METHOD_NOT_FOUND } from "@/lib/jsonrpc/errors";
+import { componentLogger, type Logger } from "@/lib/log";
 import { BlockgateToken, DEVNET_CONTRACTS, Emitter } from "./contracts";
 
 export { DEVNET_CONTRACTS, devnetContractAddresses } from "./contracts";
@@ -25,7 +26,8 @@ export interface TrafficOptions {
   network: string;
   /** Time between rounds of traffic; default 2000 ms. */
   intervalMs?: number;
-  log: (m: string) => void;
+  /** Default: the "evm-devnet" component logger. Lines carry the network. */
+  logger?: Logger;
 }
 
 export interface TrafficGenerator {
@@ -50,7 +52,7 @@ const errorMessage = (e: unknown) => (e instanceof BaseError ? e.shortMessage : 
 
 export async function startTrafficGenerator(opts: TrafficOptions): Promise<TrafficGenerator> {
   const intervalMs = opts.intervalMs ?? 2000;
-  const prefix = `[evm] ${opts.network}: traffic:`;
+  const log = (opts.logger ?? componentLogger("evm-devnet")).child({ network: opts.network, part: "traffic" });
   const transport = http(opts.rpcUrl, { timeout: 10_000, retryCount: 1 });
   const pollingInterval = 250;
   const publicClient = createPublicClient({ transport, pollingInterval });
@@ -101,12 +103,12 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
         found[spec.key] = address;
         continue;
       }
-      opts.log(`${prefix} ${address} (deployer nonce ${spec.nonce}) holds other code than the current ${spec.name}; deploying a new one (reset the devnet's state for stable addresses)`);
+      log.info(`${address} (deployer nonce ${spec.nonce}) holds other code than the current ${spec.name}; deploying a new one (reset the devnet's state for stable addresses)`);
     }
     const nonce = await publicClient.getTransactionCount({ address: deployer, blockTag: "pending" });
     const expected = getContractAddress({ from: deployer, nonce: BigInt(nonce) });
     if (nonce !== spec.nonce && !(code && code !== "0x")) {
-      opts.log(`${prefix} deployer ${deployer} already used nonce ${spec.nonce} for something else; ${spec.key} goes to ${expected} and will be redeployed on every start`);
+      log.info(`deployer ${deployer} already used nonce ${spec.nonce} for something else; ${spec.key} goes to ${expected} and will be redeployed on every start`);
     }
     const hash = await walletClient.deployContract({
       abi: spec.artifact.abi as readonly unknown[],
@@ -126,10 +128,10 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
   const token = found.token;
   const emitter = found.emitter;
   if (!token || !emitter) throw new Error(`${opts.network}: devnet contracts missing after deployment`);
-  opts.log(
+  log.info(
     deploys.length > 0
-      ? `${prefix} deployed ${deploys.map((d) => d.key).join(" and ")}; token ${token}, emitter ${emitter}`
-      : `${prefix} token ${token}, emitter ${emitter} (already deployed)`,
+      ? `deployed ${deploys.map((d) => d.key).join(" and ")}; token ${token}, emitter ${emitter}`
+      : `token ${token}, emitter ${emitter} (already deployed)`,
   );
 
   // ---- Tokens for every holder, once. ----
@@ -150,7 +152,7 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
     );
   }
   await waitForReceipts(grants, "a token grant");
-  if (grants.length > 0) opts.log(`${prefix} gave ${grants.length} account(s) 10,000,000 BGT each`);
+  if (grants.length > 0) log.info(`gave ${grants.length} account(s) 10,000,000 BGT each`);
 
   // ---- The loop. ----
   let stopped = false;
@@ -165,7 +167,7 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
       try {
         const { pending } = await testClient.getTxpoolStatus();
         if (pending > MAX_PENDING) {
-          if (!backlogged) opts.log(`${prefix} ${pending} transactions pending; pausing until blocks catch up`);
+          if (!backlogged) log.info(`${pending} transactions pending; pausing until blocks catch up`);
           backlogged = true;
           return;
         }
@@ -222,11 +224,11 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
     current = send()
       .then(
         () => {
-          if (failing) opts.log(`${prefix} recovered`);
+          if (failing) log.info("recovered");
           failing = false;
         },
         (e: unknown) => {
-          if (!failing) opts.log(`${prefix} ${errorMessage(e)} (retrying every round; repeats not logged)`);
+          if (!failing) log.warn(`${errorMessage(e)} (retrying every round; repeats not logged)`);
           failing = true;
         },
       )
