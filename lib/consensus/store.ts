@@ -31,7 +31,7 @@ function indexable(key: string, value: string): boolean {
  */
 function attrColumns(value: string): [string | null, string | null] {
   const num = leadingNumber(value);
-  return [num !== null && num.split(".")[0]!.length <= 35 ? num : null, attributeTime(value) ? value : null];
+  return [num !== null && num.split(".")[0]!.length <= 35 ? num : null, attributeTime(value)];
 }
 
 // COPY's text format: a row per line, fields split by tabs, \N for NULL; backslash, newline,

@@ -146,12 +146,14 @@ export function scanTimestamp(src: string, pos: number): LiteralScan<{ value: Da
     c.char(":");
     const second = c.field(2, 0, 59, "a second 00-59");
     let ms = 0;
+    let fraction = "";
     if (src[c.pos] === ".") {
       c.pos++;
       const start = c.pos;
       while (isDigit(src[c.pos])) c.pos++;
       if (c.pos === start) c.fail(c.pos, "a digit after '.'", describeChar(src, c.pos));
-      ms = Number(src.slice(start, Math.min(c.pos, start + 3)).padEnd(3, "0"));
+      fraction = src.slice(start, c.pos);
+      ms = Number(fraction.slice(0, 3).padEnd(3, "0"));
     }
     let offsetMinutes = 0;
     const zone = src[c.pos];
@@ -167,8 +169,17 @@ export function scanTimestamp(src: string, pos: number): LiteralScan<{ value: Da
       c.fail(c.pos, "'Z' or a UTC offset such as +02:00", describeChar(src, c.pos));
     }
     const value = new Date(utcMillis(d, hour, minute, second, ms) - offsetMinutes * 60_000);
-    return { value, text: src.slice(pos, c.pos) };
+    // PostgreSQL takes UTC offsets up to ±15:59 only (Go's time package, and so CometBFT, takes
+    // up to 23:59): such an instant is written in UTC, keeping every fractional digit.
+    const text = Math.abs(offsetMinutes) < 16 * 60 ? src.slice(pos, c.pos) : `${utcText(value)}${fraction ? `.${fraction}` : ""}Z`;
+    return { value, text };
   });
+}
+
+/** `YYYY-MM-DDTHH:MM:SS` of an instant in UTC, without fraction or zone. */
+function utcText(t: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${String(t.getUTCFullYear()).padStart(4, "0")}-${two(t.getUTCMonth() + 1)}-${two(t.getUTCDate())}T${two(t.getUTCHours())}:${two(t.getUTCMinutes())}:${two(t.getUTCSeconds())}`;
 }
 
 /** The UTC instants at which `date` (YYYY-MM-DD, already validated) starts and the next day starts, as RFC 3339. */
@@ -197,12 +208,13 @@ const TIMESTAMP_START = /^\d{4}-\d\d-\d\dT/;
 /**
  * The instant an attribute value denotes when the whole value is an RFC 3339
  * timestamp (same grammar as a query's TIME literal), else null. This is what
- * `time` must hold for TIME and DATE comparisons. Store the value text itself
- * in the timestamptz column to keep sub-millisecond digits.
+ * `time` must hold for TIME and DATE comparisons, as the text to store in the
+ * timestamptz column: the value itself (keeping sub-millisecond digits), or
+ * the same instant in UTC when its offset is beyond PostgreSQL's ±15:59.
  */
-export function attributeTime(value: string): Date | null {
+export function attributeTime(value: string): string | null {
   // Most values (addresses, amounts, actions) fail at once here, without the scanner's error.
   if (!TIMESTAMP_START.test(value)) return null;
   const scan = scanTimestamp(value, 0);
-  return scan.ok && scan.end === value.length ? scan.value : null;
+  return scan.ok && scan.end === value.length ? scan.text : null;
 }

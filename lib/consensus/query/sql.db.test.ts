@@ -21,6 +21,7 @@ const TXS: [number, number, [string, string][]][] = [
   [2, 0, [["transfer.amount", "abc"], ["unbond.at", "2026-01-02T23:59:59.999999Z"], ["memo.text", "a = b; DROP TABLE x; --"]]],
   [3, 0, [["unbond.at", "2026-01-03T00:00:00Z"], ["unbond.at", "not a time"], ["block.height", "7"]]],
   [4, 0, [["unbond.at", "2026-01-03T01:30:00+02:00"]]], // 2026-01-02T23:30Z
+  [5, 0, [["bond.at", "2026-01-03T15:30:00.5+16:00"]]], // 2026-01-02T23:30:00.5Z: an offset PostgreSQL itself refuses
 ];
 
 let client: pg.Client;
@@ -71,7 +72,7 @@ beforeAll(async () => {
   for (const [height, index, attrs] of TXS) {
     await exec("INSERT INTO consensus_txs VALUES ($1, $2, $3, $4)", [NET, height, index, HASH(height * 16 + index + 0xab)]);
     for (const [ord, [key, value]] of attrs.entries()) {
-      await exec("INSERT INTO consensus_tx_attrs VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [NET, height, index, ord, key, value, leadingNumber(value), attributeTime(value) ? value : null]);
+      await exec("INSERT INTO consensus_tx_attrs VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [NET, height, index, ord, key, value, leadingNumber(value), attributeTime(value)]);
     }
   }
   for (const height of [1, 2, 3, 4]) {
@@ -123,13 +124,18 @@ describe("compiled queries on PostgreSQL", () => {
     // Sub-millisecond digits reach PostgreSQL (a JS Date would cut this to .999 and match 2:0).
     expect(await txSearch("unbond.at > TIME 2026-01-02T23:59:59.9999991Z")).toEqual(["3:0"]);
     expect(await txSearch("unbond.at = TIME 2026-01-03T00:30:00+01:00")).toEqual(["4:0"]);
+    // Offsets past PostgreSQL's ±15:59 (Go takes up to 23:59), in a query and in a stored value.
+    expect(await txSearch("unbond.at = TIME 2026-01-03T15:30:00+16:00")).toEqual(["4:0"]);
+    expect(await txSearch("unbond.at < TIME 2026-01-01T00:00:00-23:59")).toEqual([]);
+    expect(await txSearch("bond.at = TIME 2026-01-02T23:30:00.5Z")).toEqual(["5:0"]);
+    expect(await txSearch("bond.at = DATE 2026-01-02")).toEqual(["5:0"]);
   });
 
   it("answers tx.height, tx.hash and block.height from columns", async () => {
     expect(await txSearch("tx.height = 1")).toEqual(["1:0", "1:1"]);
     expect(await txSearch("tx.height > 1.5 AND tx.height <= 3.9")).toEqual(["2:0", "3:0"]);
     expect(await txSearch("tx.height = '2'")).toEqual(["2:0"]);
-    expect(await txSearch("tx.height < 99999999999999999999999")).toHaveLength(5);
+    expect(await txSearch("tx.height < 99999999999999999999999")).toHaveLength(6);
     expect(await txSearch(`tx.hash = '${HASH(0xab + 16).toLowerCase()}'`)).toEqual(["1:0"]);
     expect(await txSearch("tx.hash CONTAINS 'bc'")).toEqual(["1:1"]);
     expect(await txSearch("block.height = 7")).toEqual(["3:0"]);
