@@ -27,6 +27,12 @@ import { describeChar, isDigit, isSpace, scanDate, scanTimestamp, type LiteralFa
 
 /** The longest query accepted, in characters: the API and the playground both check it here. */
 export const MAX_QUERY_LENGTH = 512;
+/**
+ * Distinct conditions a query may hold. Each is a join in SQL, and PostgreSQL's planning time
+ * grows steeply with their number (64 took ~320 ms to plan, whatever the data size), so a
+ * query's cost is bounded before it runs. Repeated identical conditions count once.
+ */
+export const MAX_CONDITIONS = 10;
 
 /** Keys answered from columns rather than event attributes (see sql.ts). */
 export const TX_HASH_KEY = "tx.hash";
@@ -121,7 +127,18 @@ class Parser {
   query(): Query {
     this.skipSpace();
     if (this.atEnd()) this.fail(this.pos, "a condition", { found: "an empty query" });
-    const conditions = [this.condition()];
+    const conditions: Condition[] = [];
+    const seen = new Set<string>();
+    const add = (c: Condition) => {
+      const identity = conditionIdentity(c);
+      if (seen.has(identity)) return;
+      if (seen.size === MAX_CONDITIONS) {
+        this.fail(c.offset, `at most ${MAX_CONDITIONS} distinct conditions`, { found: "another one", hint: "narrow the search with fewer conditions, or tx.height / block.height bounds" });
+      }
+      seen.add(identity);
+      conditions.push(c);
+    };
+    add(this.condition());
     for (;;) {
       this.skipSpace();
       if (this.atEnd()) return { conditions };
@@ -130,7 +147,7 @@ class Parser {
       if (word === "AND") {
         this.pos += word.length;
         this.skipSpace();
-        conditions.push(this.condition("'AND'"));
+        add(this.condition("'AND'"));
         continue;
       }
       const hint = word.toUpperCase() === "OR" ? "OR is not supported; conditions can only be joined with AND" : caseHint(word, ["AND"]);
@@ -300,6 +317,13 @@ class Parser {
 /** Quotes a fragment of the input for a message, shortening long ones. */
 function quote(text: string): string {
   return `'${text.length > 32 ? `${text.slice(0, 32)}…` : text}'`;
+}
+
+/** Conditions with the same identity hold for the same rows: one of them is enough. */
+function conditionIdentity(c: Condition): string {
+  const o = c.operand;
+  const operand = o === undefined ? "" : o.kind === "time" ? `time:${o.text ?? o.value.toISOString()}` : `${o.kind}:${o.value}`;
+  return `${c.key}\u0000${c.op}\u0000${operand}`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { attributeTime, dayBounds, leadingNumber } from "./literals";
-import { MAX_QUERY_LENGTH, parseQuery, type Condition, type Query } from "./parse";
+import { MAX_CONDITIONS, MAX_QUERY_LENGTH, parseQuery, type Condition, type Query } from "./parse";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "./sql";
 
 function parse(input: string): Query {
@@ -215,6 +215,27 @@ describe("parseQuery: errors", () => {
         offset: 512,
         expected: "at most 512 characters",
         message: "parse error at offset 512: expected at most 512 characters, found 513 characters (the query is too long)",
+      },
+    });
+  });
+
+  it(`merges repeated conditions and refuses more than ${MAX_CONDITIONS} distinct ones at the first one too many`, () => {
+    // 64 copies of one condition (PostgreSQL spent ~320 ms planning them) are one condition.
+    const repeated = parseQuery(Array.from({ length: 64 }, () => "a=1").join(" AND "));
+    expect(repeated.ok && repeated.query.conditions).toEqual([{ key: "a", op: "=", operand: { kind: "number", value: "1" }, offset: 0 }]);
+    const same = parseQuery("t.at > TIME 2026-01-02T00:00:00Z AND t.at > TIME 2026-01-02T00:00:00Z AND t.at > TIME 2026-01-02T01:00:00+01:00 AND a EXISTS AND a EXISTS");
+    expect(same.ok && same.query.conditions.map((c) => c.offset)).toEqual([0, 74, 116]);
+
+    const distinct = (n: number) => Array.from({ length: n }, (_, i) => `k${i}.v = ${i}`).join(" AND ");
+    expect(parseQuery(distinct(MAX_CONDITIONS)).ok).toBe(true);
+    const over = distinct(MAX_CONDITIONS + 1);
+    const offset = over.lastIndexOf(`k${MAX_CONDITIONS}.v`);
+    expect(parseQuery(over)).toEqual({
+      ok: false,
+      error: {
+        offset,
+        expected: `at most ${MAX_CONDITIONS} distinct conditions`,
+        message: `parse error at offset ${offset}: expected at most ${MAX_CONDITIONS} distinct conditions, found another one (narrow the search with fewer conditions, or tx.height / block.height bounds)`,
       },
     });
   });
