@@ -39,8 +39,14 @@ const schema = z.object({
     emptyAsUndefined,
     z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
   ),
-  /** Connections in each process's database pool. */
+  /** Connections in each process's database pool (console, keys, usage, workers). */
   DATABASE_POOL_SIZE: integer(1, 200, 10),
+  /** Connections in each process's pool for public API queries (consensus reads and searches), apart from the rest. */
+  DATABASE_PUBLIC_POOL_SIZE: integer(1, 200, 4),
+  /** A public API query running longer than this is stopped (PostgreSQL statement_timeout). */
+  PUBLIC_STATEMENT_TIMEOUT_MS: integer(100, 600_000, 5000),
+  /** A JSON-RPC batch starts no new item after this long; the rest are answered with an error. */
+  PUBLIC_BATCH_BUDGET_MS: integer(100, 600_000, 10_000),
   /** Unset: a free port, chosen at the first start and remembered in DATA_DIR/postgres.json. */
   EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,

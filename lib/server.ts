@@ -35,7 +35,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, logger: log.child({ component: "gateway" }) });
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops });
   const next = options.next;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
     if (answerNonPathTarget(req, res)) return;

@@ -1,6 +1,8 @@
+import { isStatementTimeout } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
-import { InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, type Id } from "@/lib/jsonrpc/errors";
+import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, type Id } from "@/lib/jsonrpc/errors";
 import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
 import { parseParams, type RawParams } from "./params";
@@ -10,25 +12,51 @@ const COMET: Dialect = { messageAsData: true, rawResults: true };
 
 const cometError = (code: number, message: string) => new RpcError(code, message, message);
 
+/** Items of one batch run at most this many at a time (each holds a public-pool connection while it runs). */
+export const BATCH_CONCURRENCY = 4;
+
+function timedOut(): RpcError {
+  const seconds = getEnv().PUBLIC_STATEMENT_TIMEOUT_MS / 1000;
+  return internalError(
+    `the query ran longer than ${seconds} s and was stopped: narrow it (a tx.height or block.height range, fewer or more selective conditions)`,
+  );
+}
+
 /**
- * Runs one method and meters it: the catalog's CU on success; a failed call, or one the rate limit
- * refused (charged before it runs), counts as a request and an error but costs nothing (the same
- * rule as every public endpoint).
+ * Checks one call and takes its throughput; answers it at once when it is refused, or returns the
+ * call to run. Metering: the catalog's CU on success; a failed call, or one the rate limit refused
+ * (charged before it runs), counts as a request and an error but costs nothing (the same rule as
+ * every public endpoint).
  */
-async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Promise<Answer> {
+function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Answer | (() => Promise<Answer>) {
   const cu = CONSENSUS_ENDPOINTS[method].cu;
+  let params: ReturnType<typeof parseParams>;
   try {
-    const params = parseParams(method, raw);
+    params = parseParams(method, raw);
     const limited = chargeItem(ctx, cu);
     if (limited) throw limited;
-    const result = await runMethod(method, ctx.network, params);
-    ctx.meter(method, cu, false);
-    return { jsonrpc: "2.0", id, result };
   } catch (e) {
     if (!(e instanceof RpcError)) throw e;
     ctx.meter(method, 0, true);
     return failure(id, e);
   }
+  return async () => {
+    try {
+      const result = await runMethod(method, ctx.network, params);
+      ctx.meter(method, cu, false);
+      return { jsonrpc: "2.0", id, result };
+    } catch (e) {
+      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : undefined;
+      if (!error) throw e;
+      ctx.meter(method, 0, true);
+      return failure(id, error);
+    }
+  };
+}
+
+async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Promise<Answer> {
+  const call = prepare(ctx, method, raw, id);
+  return typeof call === "function" ? call() : call;
 }
 
 /** `GET /rpc/<network>/<method>?…`: the URI form, with the optional integer `id` echoed (−1 when absent). */
@@ -61,7 +89,7 @@ function namedParams(params: RequestObject["params"]): RawParams | null {
   return raw;
 }
 
-function callOne(ctx: GatewayContext, body: Body, i: number): Promise<Answer> | Answer {
+function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Promise<Answer>) {
   const req = body.request(i);
   if (req instanceof InvalidRequest) {
     ctx.meter("invalid", 0, true);
@@ -77,7 +105,31 @@ function callOne(ctx: GatewayContext, body: Body, i: number): Promise<Answer> | 
     ctx.meter(req.method, 0, true);
     return failure(id, cometError(INVALID_PARAMS, "Invalid params: params must be an object of named parameters with string, number or boolean values"));
   }
-  return execute(ctx, req.method, raw, id);
+  return prepare(ctx, req.method, raw, id);
+}
+
+/**
+ * Runs a batch's calls BATCH_CONCURRENCY at a time, in order. Once PUBLIC_BATCH_BUDGET_MS has passed
+ * since the batch began, no further call starts: each is answered with an error saying so and is
+ * not metered (it did not run).
+ */
+async function runBatch(calls: Array<Answer | (() => Promise<Answer>)>, ids: Id[]): Promise<Answer[]> {
+  const budgetMs = getEnv().PUBLIC_BATCH_BUDGET_MS;
+  const deadline = performance.now() + budgetMs;
+  const answers: Answer[] = new Array<Answer>(calls.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < calls.length) {
+      const i = next++;
+      const call = calls[i]!;
+      if (typeof call !== "function") answers[i] = call;
+      else if (performance.now() >= deadline) {
+        answers[i] = failure(ids[i]!, cometError(BATCH_BUDGET_USED, `Batch time budget used up: the batch ran for ${budgetMs / 1000} s, so this call was not run; send it again, or send smaller batches`));
+      } else answers[i] = await call();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, calls.length) }, lane));
+  return answers;
 }
 
 /** `POST /rpc/<network>`: the same methods as JSON-RPC 2.0 with named params, as CometBFT serves them. */
@@ -89,10 +141,15 @@ const jsonRpcEndpoint: Endpoint = {
       ctx.meter("invalid", 0, true);
       return refuseBody(body);
     }
-    // Each item is charged before its first await: in order, before any of them runs.
-    const pending: Array<Promise<Answer> | Answer> = [];
-    for (let i = 0; i < body.size; i++) pending.push(callOne(ctx, body, i));
-    return body.respond(await Promise.all(pending));
+    // Each item is checked and charged in order before any of them runs.
+    const calls: Array<Answer | (() => Promise<Answer>)> = [];
+    const ids: Id[] = [];
+    for (let i = 0; i < body.size; i++) {
+      calls.push(callOne(ctx, body, i));
+      const req = body.request(i);
+      ids.push(req instanceof InvalidRequest ? req.id : body.id(i, req));
+    }
+    return body.respond(await runBatch(calls, ids));
   },
 };
 

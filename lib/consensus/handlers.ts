@@ -1,4 +1,4 @@
-import { db } from "@/lib/db/client";
+import { publicDb } from "@/lib/db/client";
 import { internalError as handlerError } from "@/lib/jsonrpc/errors";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import type { Network } from "@/lib/networks";
@@ -68,7 +68,7 @@ async function tx(network: Network, p: ParsedParams): Promise<TxRecord> {
 
 /** The `n` of a one-row count statement; null when the statement says it cannot tell. */
 async function countOf(sql: string, params: unknown[]): Promise<number | null> {
-  const [row] = await db().$queryRawUnsafe<{ n: bigint | null }[]>(sql, ...params);
+  const [row] = await publicDb().$queryRawUnsafe<{ n: bigint | null }[]>(sql, ...params);
   return row?.n === null || row?.n === undefined ? null : Number(row.n);
 }
 
@@ -89,7 +89,7 @@ async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRec
     p,
     () => txCount(network, p, where, params),
     (offset) =>
-      db().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
+      publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
         `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
      ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
         ...params,
@@ -110,7 +110,7 @@ async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks:
     async () => (await countOf(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, params)) ?? 0,
     (offset) =>
       // The stored text of each body (a BlockResult): written into the response as it is.
-      db().$queryRawUnsafe<Array<{ body: string }>>(
+      publicDb().$queryRawUnsafe<Array<{ body: string }>>(
         `SELECT b.body::text AS body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
         ...params,
       ),

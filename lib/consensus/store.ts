@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { db, rawPool } from "@/lib/db/client";
+import { db, publicDb, rawPool } from "@/lib/db/client";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
 
@@ -201,8 +201,8 @@ export interface ChainHead {
 export async function chainHead(network: string): Promise<ChainHead | null> {
   const select = { height: true, hash: true, time: true, body: true } as const;
   const [latest, earliest] = await Promise.all([
-    db().consensusBlock.findFirst({ where: { network }, orderBy: { height: "desc" }, select }),
-    db().consensusBlock.findFirst({ where: { network }, orderBy: { height: "asc" }, select }),
+    publicDb().consensusBlock.findFirst({ where: { network }, orderBy: { height: "desc" }, select }),
+    publicDb().consensusBlock.findFirst({ where: { network }, orderBy: { height: "asc" }, select }),
   ]);
   if (!latest || !earliest) return null;
   return {
@@ -217,7 +217,7 @@ export async function latestHeight(network: string): Promise<bigint | null> {
 }
 
 export async function getBlock(network: string, height: bigint): Promise<BlockResult | null> {
-  const row = await db().consensusBlock.findUnique({ where: { network_height: { network, height } }, select: { body: true } });
+  const row = await publicDb().consensusBlock.findUnique({ where: { network_height: { network, height } }, select: { body: true } });
   return (row?.body as unknown as BlockResult | undefined) ?? null;
 }
 
@@ -235,13 +235,13 @@ export function toTxRecord(t: StoredTx): TxRecord {
 
 export async function getTxByHash(network: string, hash: string): Promise<StoredTx | null> {
   // The same bytes may be included twice; like CometBFT's indexer, answer the latest.
-  const row = await db().consensusTx.findFirst({ where: { network, hash }, orderBy: { height: "desc" } });
+  const row = await publicDb().consensusTx.findFirst({ where: { network, hash }, orderBy: { height: "desc" } });
   return row ? { height: row.height, index: row.txIndex, hash: row.hash, raw: row.raw, result: row.result as unknown as TxResult } : null;
 }
 
 /** Raw transactions of a block in order (for proofs). */
 export async function blockTxs(network: string, height: bigint): Promise<Uint8Array[]> {
-  const rows = await db().consensusTx.findMany({ where: { network, height }, orderBy: { txIndex: "asc" }, select: { raw: true } });
+  const rows = await publicDb().consensusTx.findMany({ where: { network, height }, orderBy: { txIndex: "asc" }, select: { raw: true } });
   return rows.map((r) => r.raw);
 }
 

@@ -22,11 +22,44 @@ function createClient(): PrismaClient {
 type Client = ReturnType<typeof createClient>;
 
 // One client per process: the launcher, the gateway and the Next.js bundle share it.
-const globalForDb = globalThis as unknown as { __blockgateDb?: Client; __blockgateRawPool?: pg.Pool };
+const globalForDb = globalThis as unknown as { __blockgateDb?: Client; __blockgatePublicDb?: Client; __blockgateRawPool?: pg.Pool };
 
 export function db(): Client {
   globalForDb.__blockgateDb ??= createClient();
   return globalForDb.__blockgateDb;
+}
+
+/**
+ * The client for queries the public API runs on a caller's behalf (consensus reads and searches):
+ * its own small pool, so the console, key lookups, usage metering and ingestion never queue behind
+ * them, and a statement timeout, so no query holds a connection longer than
+ * PUBLIC_STATEMENT_TIMEOUT_MS (a timed-out query fails with SQLSTATE 57014; see isStatementTimeout).
+ */
+export function publicDb(): Client {
+  if (!globalForDb.__blockgatePublicDb) {
+    const env = getEnv();
+    globalForDb.__blockgatePublicDb = new PrismaClient({
+      adapter: new PrismaPg({
+        connectionString: requiredDatabaseUrl(),
+        max: env.DATABASE_PUBLIC_POOL_SIZE,
+        statement_timeout: env.PUBLIC_STATEMENT_TIMEOUT_MS,
+        application_name: "blockgate public queries",
+      }),
+      omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
+    });
+  }
+  return globalForDb.__blockgatePublicDb;
+}
+
+/** Whether a database error is PostgreSQL cancelling a statement for its statement_timeout (SQLSTATE 57014). */
+export function isStatementTimeout(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur !== null && typeof cur === "object" && depth < 5; depth++) {
+    const o = cur as { code?: unknown; originalCode?: unknown; message?: unknown; cause?: unknown; meta?: unknown };
+    if (o.code === "57014" || o.originalCode === "57014") return true;
+    if (typeof o.message === "string" && /canceling statement due to statement timeout/.test(o.message)) return true;
+    cur = o.cause ?? o.meta;
+  }
+  return false;
 }
 
 /**
@@ -45,8 +78,10 @@ export function rawPool(): pg.Pool {
 
 export async function disconnectDb(): Promise<void> {
   const client = globalForDb.__blockgateDb;
+  const publicClient = globalForDb.__blockgatePublicDb;
   const pool = globalForDb.__blockgateRawPool;
   globalForDb.__blockgateDb = undefined;
+  globalForDb.__blockgatePublicDb = undefined;
   globalForDb.__blockgateRawPool = undefined;
-  await Promise.all([client?.$disconnect(), pool?.end()]);
+  await Promise.all([client?.$disconnect(), publicClient?.$disconnect(), pool?.end()]);
 }

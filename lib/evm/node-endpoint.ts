@@ -1,5 +1,7 @@
 import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, type Answer, type Body, type Dialect } from "@/lib/jsonrpc/envelope";
+import { RawJson } from "@/lib/jsonrpc/raw-json";
+import { idStart, numberEnd } from "@/lib/jsonrpc/scan";
 import { INTERNAL_ERROR, InvalidRequest, METHOD_NOT_FOUND, RpcError, type ErrorObject, type Id } from "@/lib/jsonrpc/errors";
 import { headCacheMs, NoBackend, poolFor } from "./backends";
 import { EVM_METHODS, refusal, type MethodInfo } from "./methods";
@@ -75,16 +77,16 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
   };
   // Our own ids upstream (the caller's may repeat or be null); the caller's are restored below.
   const payload = jobs.map((j, i) => ({ jsonrpc: "2.0", id: i, method: j.method, params: j.params }));
-  let reply: unknown;
+  let reply: { answer: unknown; text: string };
   try {
     const pool = await poolFor(ctx.network);
-    reply = await pool.send(JSON.stringify(payload.length === 1 ? payload[0] : payload), { retryable: jobs.every((j) => !j.info.write) });
+    reply = await pool.exchange(JSON.stringify(payload.length === 1 ? payload[0] : payload), { retryable: jobs.every((j) => !j.info.write) });
   } catch (e) {
     if (e instanceof UpstreamUnavailable) return fail(`Internal error: upstream unreachable for ${ctx.network.slug}: ${e.message}`);
     if (e instanceof NoBackend) return fail(`Internal error: ${e.message}`);
     return fail(`Internal error: the devnet for ${ctx.network.slug} could not be started: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const items = Array.isArray(reply) ? reply : [reply];
+  const items = Array.isArray(reply.answer) ? reply.answer : [reply.answer];
   const byId = new Map<number, Record<string, unknown>>();
   for (const item of items) {
     if (typeof item === "object" && item !== null && typeof (item as { id?: unknown }).id === "number") byId.set((item as { id: number }).id, item as Record<string, unknown>);
@@ -106,8 +108,24 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
     if (job.info.cache === "head" && Array.isArray(job.params) && job.params.length === 0) {
       headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
     }
-    answers[job.slot] = { jsonrpc: "2.0", id: job.id, result: answer.result };
+    answers[job.slot] = (jobs.length === 1 && passThrough(reply.text, answer, job.id)) || { jsonrpc: "2.0", id: job.id, result: answer.result };
   });
+}
+
+/**
+ * A single answer as the node wrote it, with the caller's id in place of ours: the node's bytes
+ * are already valid JSON (they were parsed), so a large result is not serialised a second time.
+ * Undefined when the answer is not of the plain shape this needs (`{"jsonrpc":"2.0","id":0,…}`
+ * with the id written as `0`, no error member).
+ */
+function passThrough(text: string, answer: Record<string, unknown>, id: Id): RawJson | undefined {
+  if (answer.id !== 0 || answer.jsonrpc !== "2.0" || "error" in answer) return undefined;
+  const start = idStart(text);
+  if (start === -1) return undefined;
+  const end = numberEnd(text, start);
+  if (end !== start + 1 || text.charCodeAt(start) !== 0x30) return undefined;
+  const idText = id instanceof RawJson ? id.text : JSON.stringify(id);
+  return new RawJson(text.slice(0, start) + idText + text.slice(end));
 }
 
 async function handle(ctx: GatewayContext): Promise<GatewayResponse> {

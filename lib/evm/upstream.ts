@@ -51,8 +51,19 @@ export class EvmUpstream {
   }
 
   /** POSTs a JSON-RPC body and returns the node's JSON-RPC answer, parsed. A write (`retryable: false`) is sent again only when it never left. */
-  send(body: string, opts: { retryable: boolean }): Promise<unknown> {
-    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: jsonRpcAnswer });
+  async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
+    return (await this.exchange(body, opts)).answer;
+  }
+
+  /** As send, with the answer's text too: a pass-through writes the node's bytes instead of serialising them again. */
+  exchange(body: string, opts: { retryable: boolean }): Promise<{ answer: unknown; text: string }> {
+    return this.pool.call({
+      method: "POST",
+      headers: JSON_HEADERS,
+      body,
+      retryable: opts.retryable,
+      check: (response) => ({ answer: jsonRpcAnswer(response), text: response.text }),
+    });
   }
 
   close(): Promise<void> {

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
+import { clientKey, socketClientIp } from "@/lib/client-ip";
 import { AppError, toAppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
+import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
 import type { UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
 import { QuotaTracker } from "./quota";
@@ -13,11 +15,20 @@ export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
 
+/**
+ * Unknown keys that cost a database lookup, per client address (IPv6: per /64): 30 at once, then
+ * one every 200 ms. Past that, a key the cache does not know is refused from that address with 429
+ * and Retry-After, without a lookup; keys already verified (cached) keep working from it.
+ */
+export const FAILED_AUTH_LIMIT: BucketLimit = { burst: 30, refillMs: 200 };
+
 export interface GatewayOptions {
   mounts: readonly Mount[];
   meter: UsageMeter;
   /** Default: the "gateway" component logger. */
   logger?: Logger;
+  /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
+  trustedProxyHops?: number;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -192,6 +203,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
+  const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
+  const clientOf = (req: IncomingMessage) => clientKey(socketClientIp(req, options.trustedProxyHops ?? 0));
 
   const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string) => {
     const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
@@ -252,10 +265,20 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!allowed.includes(req.method ?? "")) {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
       }
-      const verified = keys.verify(keyFromRequest(req, match.pathKey));
+      const secret = keyFromRequest(req, match.pathKey);
+      let client: string | undefined;
+      const verified = keys.verify(secret, () => {
+        client = clientOf(req);
+        const wait = failedAuth.waitMs(client);
+        if (wait > 0) {
+          const seconds = retryAfterSeconds(wait);
+          throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
+        }
+      });
       if (verified instanceof Promise) {
         verified
           .then((v) => {
+            if (v === "NOT_FOUND" && client !== undefined) failedAuth.take(client);
             if (typeof v === "string") throw refused(v);
             authorized(req, res, requestId, mount, match, v);
           })

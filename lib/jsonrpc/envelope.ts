@@ -29,7 +29,8 @@ export interface RequestObject {
   params?: unknown[] | Record<string, unknown>;
 }
 
-export type Answer = { jsonrpc: "2.0"; id: Id } & ({ result: unknown } | { error: RpcError | ErrorObject });
+/** One item's answer: an object, or the answer's JSON text ready to send (a node's bytes passed through). */
+export type Answer = ({ jsonrpc: "2.0"; id: Id } & ({ result: unknown } | { error: RpcError | ErrorObject })) | RawJson;
 
 export const failure = (id: Id, error: RpcError | ErrorObject): Answer => ({ jsonrpc: "2.0", id, error });
 
@@ -147,7 +148,7 @@ export class Body {
   respond(answers: readonly Answer[]): GatewayResponse {
     const limited = allRateLimited(answers);
     if (limited) return tooManyRequests(limited);
-    if (!this.batch) return this.silent ? { status: 204, body: undefined } : this.ok(answers[0]);
+    if (!this.batch) return this.silent ? { status: 204, body: undefined } : this.ok(answers[0]!);
     let answered = answers;
     if (this.silent) {
       const silent = this.silent;
@@ -159,14 +160,17 @@ export class Body {
     return this.ok(answered);
   }
 
-  private ok(body: unknown): GatewayResponse {
-    return { status: 200, body: this.rawIds || this.dialect.rawResults ? stringifyWithRaw(body) : body };
+  private ok(body: Answer | readonly Answer[]): GatewayResponse {
+    if (body instanceof RawJson) return { status: 200, body: body.text };
+    const raw = this.rawIds || this.dialect.rawResults || (Array.isArray(body) && body.some((a) => a instanceof RawJson));
+    return { status: 200, body: raw ? stringifyWithRaw(body) : body };
   }
 }
 
 /** The HTTP answer to a request with one answer and no body to read (the URI form). */
 export function respondOne(answer: Answer, dialect: Dialect): GatewayResponse {
   if ("error" in answer && answer.error instanceof RateLimited) return tooManyRequests(answer.error);
+  if (answer instanceof RawJson) return { status: 200, body: answer.text };
   return { status: 200, body: dialect.rawResults ? stringifyWithRaw(answer) : answer };
 }
 
@@ -174,7 +178,7 @@ export function respondOne(answer: Answer, dialect: Dialect): GatewayResponse {
 function allRateLimited(answers: readonly Answer[]): RateLimited | undefined {
   let longest: RateLimited | undefined;
   for (const a of answers) {
-    if (!("error" in a) || !(a.error instanceof RateLimited)) return undefined;
+    if (a instanceof RawJson || !("error" in a) || !(a.error instanceof RateLimited)) return undefined;
     if (!longest || a.error.retryAfter > longest.retryAfter) longest = a.error;
   }
   return longest;

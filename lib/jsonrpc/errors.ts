@@ -10,6 +10,9 @@ export const INTERNAL_ERROR = -32603;
 /** "Limit exceeded", the code Ethereum nodes and providers answer a rate limit with (EIP-1474). */
 export const LIMIT_EXCEEDED = -32005;
 
+/** A batch item not run because the batch used up its time budget (a server error of JSON-RPC's −32000..−32099 range). */
+export const BATCH_BUDGET_USED = -32001;
+
 /** The codes the specification defines; a node's other codes are its own. */
 export const STANDARD_CODES: ReadonlySet<number> = new Set([PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR]);
 

@@ -61,9 +61,10 @@ export class KeyVerifier {
 
   /**
    * Verifies a presented secret: synchronously when the cache holds the answer, through one
-   * database lookup per key otherwise. Throws (or rejects) only when the database fails.
+   * database lookup per key otherwise. Throws (or rejects) only when the database fails, or when
+   * `beforeLookup` (called only when the database would be asked) throws.
    */
-  verify(secret: string): Verification | Promise<Verification> {
+  verify(secret: string, beforeLookup?: () => void): Verification | Promise<Verification> {
     const entry = this.bySecret.get(secret);
     if (entry !== undefined) {
       if (entry.expires > performance.now()) return entry.value;
@@ -71,6 +72,7 @@ export class KeyVerifier {
     }
     // The cache holds only secrets that passed this check, so a hit needs no regex.
     if (!looksLikeKey(secret)) return "MALFORMED";
+    beforeLookup?.();
     return this.lookup(secret);
   }
 

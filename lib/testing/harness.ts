@@ -33,10 +33,10 @@ export interface TestGateway {
 }
 
 /** The public API server on a free port (no Next.js), with its own meter. */
-export async function startTestGateway(): Promise<TestGateway> {
+export async function startTestGateway(options: { trustedProxyHops?: number } = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, trustedProxyHops: options.trustedProxyHops });
   return {
     url: server.url,
     meter,
