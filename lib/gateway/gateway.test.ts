@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
+import { createProject } from "@/lib/projects/service";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { networkBySlug } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
@@ -293,5 +294,23 @@ describe("plan limits", () => {
     expect(passed).toBeGreaterThanOrEqual(60);
     expect(passed).toBeLessThan(100);
     expect(items.find((i) => i.error)?.error).toEqual({ code: -32005, message: expect.stringContaining("300 CU per second"), data: { retryAfter: 1 } });
+  });
+
+  it("shares the free plan's CU per second across an account's free projects; a paid project has its own", async () => {
+    const first = await createTestProject();
+    const second = await createProject(first.userId, "Second free project");
+    const paid = await createProject(first.userId, "Paid project");
+    await db().project.update({ where: { id: paid.projectId }, data: { plan: "DEVELOPER" } });
+    // 60 × 5 CU = the free plan's whole second: the first project takes it all.
+    const burst = JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_chainId" })));
+    const spent = (await post("/node/ethereum-mainnet", burst, { "X-API-KEY": first.apiKey })).json as unknown as Array<{ result?: string }>;
+    expect(spent.filter((i) => i.result).length).toBeGreaterThanOrEqual(55);
+    // The account's other free project finds the bucket empty...
+    const refused = await post("/node/ethereum-mainnet", burst, { "X-API-KEY": second.apiKey });
+    expect(refused.status).toBe(429);
+    expect(refused.json).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("shared by all free projects of an account") });
+    // ...while its paid project (600 CU/s of its own) is not affected.
+    const paidItems = (await post("/node/ethereum-mainnet", burst, { "X-API-KEY": paid.apiKey })).json as unknown as Array<{ result?: string }>;
+    expect(paidItems.every((i) => i.result)).toBe(true);
   });
 });

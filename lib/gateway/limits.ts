@@ -8,26 +8,33 @@ interface Bucket {
 }
 
 /**
- * Throughput limit per project: a token bucket of the plan's CU per second with one second of
- * burst. In memory, per process: with several web processes each enforces its own share.
+ * Throughput limit: a token bucket of the plan's CU per second with one second of burst, per
+ * project on paid plans and per account on the free plan (all free projects of one account share
+ * one bucket, so more free projects do not buy more throughput). In memory, per process: with
+ * several web processes each enforces its own share.
  */
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
 
   /** Takes `cu` tokens or throws TOO_MANY_REQUESTS with the seconds to wait. */
-  take(projectId: string, plan: Plan, cu: number, now = performance.now()): void {
+  take(who: { projectId: string; ownerId: string; plan: Plan }, cu: number, now = performance.now()): void {
+    const plan = who.plan;
     const rate = PLANS[plan].cuPerSecond;
     if (rate === null || cu <= 0) return;
-    let b = this.buckets.get(projectId);
+    const shared = plan === "FREE";
+    const key = shared ? `owner:${who.ownerId}` : who.projectId;
+    let b = this.buckets.get(key);
     if (!b) {
       b = { tokens: rate, updated: now };
-      this.buckets.set(projectId, b);
+      this.buckets.set(key, b);
     }
     b.tokens = Math.min(rate, b.tokens + ((now - b.updated) / 1000) * rate);
     b.updated = now;
     if (b.tokens < cu) {
       const wait = Math.max(1, Math.ceil((cu - b.tokens) / rate));
-      throw new AppError("TOO_MANY_REQUESTS", `Rate limit of ${rate} CU per second exceeded for this project's plan. Retry after ${wait} s or upgrade the plan.`, {
+      throw new AppError("TOO_MANY_REQUESTS", shared
+          ? `Rate limit of ${rate} CU per second exceeded: the free plan's limit is shared by all free projects of an account. Retry after ${wait} s or upgrade the plan.`
+          : `Rate limit of ${rate} CU per second exceeded for this project's plan. Retry after ${wait} s or upgrade the plan.`, {
         "Retry-After": String(wait),
       });
     }

@@ -161,7 +161,7 @@ class RequestContext implements GatewayContext {
   }
 
   charge(cu: number): void {
-    this.shared.limiter.take(this.principal.projectId, this.principal.plan, cu);
+    this.shared.limiter.take(this.principal, cu);
   }
 
   meter(endpoint: string, cu: number, error: boolean): void {

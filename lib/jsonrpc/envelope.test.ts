@@ -38,7 +38,7 @@ const rpc = (id: string, method = "m") => `{"jsonrpc":"2.0","id":${id},"method":
 /** A real refusal of the rate limiter: a free project (300 CU/s) asking for more than its second holds. */
 function rateLimited(cu = 500): RateLimited {
   try {
-    new RateLimiter().take("project", "FREE", cu);
+    new RateLimiter().take({ projectId: "project", ownerId: "owner", plan: "FREE" }, cu);
   } catch (e) {
     if (e instanceof AppError) return new RateLimited(e);
   }

@@ -36,8 +36,8 @@ const LISTENER = `blockgate key invalidations (pid ${process.pid})`;
 const unknownKey = () => generateKeyMaterial().secret;
 
 async function principalOf(projectId: string) {
-  const key = await db().apiKey.findFirstOrThrow({ where: { projectId }, select: { id: true } });
-  return { keyId: key.id, projectId, plan: "FREE" };
+  const key = await db().apiKey.findFirstOrThrow({ where: { projectId }, select: { id: true, project: { select: { ownerId: true } } } });
+  return { keyId: key.id, projectId, plan: "FREE", ownerId: key.project.ownerId };
 }
 
 describe("key verification", () => {

@@ -18,6 +18,8 @@ export interface KeyPrincipal {
   keyId: string;
   projectId: string;
   plan: Plan;
+  /** The account that owns the project: free projects of one account share one throughput limit. */
+  ownerId: string;
 }
 
 /** Why a key was refused: not shaped like a key at all, or no such key (never issued, or reset). */
@@ -83,11 +85,11 @@ export class KeyVerifier {
       const generation = this.generation;
       this.lookupCount++;
       pending = db()
-        .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true } } } })
+        .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, ownerId: true } } } })
         .then((row): Verification => {
           // The index found the row by hash; compare again in constant time before trusting it.
           const value: Verification =
-            row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan } : "NOT_FOUND";
+            row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
           if (generation === this.generation) this.store(secret, hash, value);
           return value;
         })
