@@ -1,3 +1,4 @@
+import { isDatabaseUnreachable, OUTAGE_RETRY_AFTER_S, reportDatabaseUnreachable } from "@/lib/db/outage";
 import { componentLogger } from "@/lib/log";
 
 /**
@@ -48,6 +49,10 @@ export class AppError extends Error {
 /** Maps anything thrown to an AppError; unknown errors are logged and answered opaquely. */
 export function toAppError(error: unknown, log: (e: unknown) => void = (e) => componentLogger("errors").error({ err: e }, "unexpected error")): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnreachable(error)) {
+    reportDatabaseUnreachable(error);
+    return new AppError("UNAVAILABLE", "The service's database is unreachable at the moment. Please retry shortly.", { "Retry-After": String(OUTAGE_RETRY_AFTER_S) });
+  }
   log(error);
   return new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");
 }

@@ -136,3 +136,67 @@ describe("the HTTP server without Next.js", () => {
     }
   });
 });
+
+describe("stopping under keep-alive load", () => {
+  it("drains: answers in flight finish with Connection: close, busy keep-alive clients are let go, and every answered request is metered", async () => {
+    const { createTestProject, connectTestDatabase } = await import("@/lib/testing/harness");
+    const { db, disconnectDb } = await import("@/lib/db/client");
+    const { Agent, request } = await import("undici");
+    await connectTestDatabase();
+    const project = await createTestProject("Drain", "ENTERPRISE");
+    const meter = new UsageMeter();
+    const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter });
+    const agent = new Agent({ connections: 8, pipelining: 1, keepAliveTimeout: 60_000 });
+    let answered = 0;
+    const loop = async () => {
+      for (;;) {
+        try {
+          const res = await request(`${server.url}/node/ethereum-mainnet`, {
+            method: "POST",
+            dispatcher: agent,
+            headers: { "content-type": "application/json", "x-api-key": project.apiKey },
+            body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+          });
+          const text = await res.body.text();
+          expect(res.statusCode).toBe(200);
+          expect(JSON.parse(text)).toMatchObject({ result: expect.any(String) });
+          answered++;
+        } catch (e) {
+          // Refused or closed once the server stopped listening: this client is done.
+          if (e instanceof Error && e.name === "AssertionError") throw e;
+          return;
+        }
+      }
+    };
+    const loops = Array.from({ length: 8 }, loop);
+    await new Promise((r) => setTimeout(r, 300));
+    // One request whose body is still arriving when the server is told to stop: it is in flight.
+    const { port } = new URL(server.url);
+    const body = '{"jsonrpc":"2.0","id":7,"method":"eth_chainId"}';
+    const slow = connect(Number(port), "127.0.0.1");
+    const slowAnswer = new Promise<string>((resolve) => {
+      let text = "";
+      slow.on("data", (d: Buffer) => (text += d.toString()));
+      slow.on("close", () => resolve(text));
+    });
+    await new Promise<void>((resolve) => slow.once("connect", () => resolve()));
+    slow.write(`POST /node/ethereum-mainnet HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-API-KEY: ${project.apiKey}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = server.close();
+    slow.write(body.slice(10));
+    await closed;
+    await Promise.all(loops);
+    await agent.close();
+    await meter.stop();
+    expect(answered).toBeGreaterThan(0);
+    // The request in flight was answered in full, told Connection: close, and its socket closed by the server.
+    const text = await slowAnswer;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(text).toMatch(/\{"jsonrpc":"2\.0","id":7,"result":"0x[0-9a-f]+"\}$/);
+    answered += 1;
+    const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId } });
+    expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(answered);
+    await disconnectDb();
+  });
+});

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
@@ -20,12 +20,20 @@ export interface HttpServerOptions {
   trustedProxyHops?: number;
   /** Default: the "web" component logger (the gateway logs through a child of it). */
   logger?: Logger;
+  /** How long close() lets requests in flight finish before it cuts their connections (default DRAIN_MS). */
+  drainMs?: number;
 }
+
+/** Requests in flight when the server is asked to stop get this long to finish. */
+export const DRAIN_MS = 8000;
 
 export interface RunningServer {
   server: Server;
   url: string;
-  /** Stops taking requests and waits for those in flight (idle keep-alive sockets are closed). */
+  /**
+   * Stops taking requests and waits for those in flight: their answers carry Connection: close,
+   * idle keep-alive sockets are closed at once, and anything still open after the drain time is cut.
+   */
   close(): Promise<void>;
 }
 
@@ -37,7 +45,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const log = options.logger ?? componentLogger("web");
   const gateway = createGateway({ mounts: publicMounts, meter: options.meter, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops });
   const next = options.next;
+  let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+    // Draining: answer, then close the connection (Connection: close), so keep-alive clients move on.
+    if (closing) res.shouldKeepAlive = false;
     if (answerNonPathTarget(req, res)) return;
     if (gateway(req, res)) return;
     if (answerLongUrl(req, res)) return;
@@ -55,6 +66,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
   });
   server.on("clientError", answerClientError);
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
@@ -67,10 +83,27 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   return {
     server,
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    close: () => {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        server.close(() => {
+          clearTimeout(cutoff);
+          resolve();
+        });
+        // A socket between requests is closed now. One with an answer in flight keeps it: the answer
+        // goes out with Connection: close (or, already started, the socket ends after it). Node's
+        // closeIdleConnections() is not used: it counts a connection whose request has been read
+        // as idle, and would cut answers still being prepared. What is left after the drain time is cut.
+        for (const socket of sockets) {
+          const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+          if (!res || res.writableEnded) socket.destroy();
+          else if (!res.headersSent) res.shouldKeepAlive = false;
+          else res.once("finish", () => socket.end());
+        }
+        const cutoff = setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, options.drainMs ?? DRAIN_MS);
+      });
+    },
   };
 }

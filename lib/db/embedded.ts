@@ -94,6 +94,10 @@ interface Cluster {
 
 const defaultLog = (msg: string) => componentLogger("embedded-postgres").info(msg);
 
+/** Backoff between attempts to restart a postmaster that died. */
+const RESTART_MIN_MS = 250;
+const RESTART_MAX_MS = 10_000;
+
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = opts.log ?? defaultLog;
   const persistent = opts.persistent ?? true;
@@ -163,14 +167,53 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     }
   }
   log(`PostgreSQL ${initialised ? "started" : "initialised and started"} on ${HOST}:${port} in ${Date.now() - started} ms`);
-  liveServers.add(child);
-  child.once("exit", () => liveServers.delete(child));
 
+  // Supervision: a postmaster that dies while we did not ask it to (killed, crashed) is started
+  // again on the same data directory and port, with backoff, until stop().
+  let current = child;
   let stopped = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let restartDelay = RESTART_MIN_MS;
+  const watch = (c: ChildProcess) => {
+    liveServers.add(c);
+    c.once("exit", (code, signal) => {
+      liveServers.delete(c);
+      if (stopped || c !== current) return;
+      log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`);
+      scheduleRestart();
+    });
+  };
+  const scheduleRestart = () => {
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      if (stopped) return;
+      launch(binaries, dataDir, port, runAs, remember).then(
+        (c) => {
+          if (stopped) {
+            void stopPostmaster(c);
+            return;
+          }
+          current = c;
+          restartDelay = RESTART_MIN_MS;
+          watch(c);
+          log(`PostgreSQL restarted on ${HOST}:${port}`);
+        },
+        () => {
+          // Its orphaned backends may still hold the shared memory for a moment: try again later.
+          restartDelay = Math.min(RESTART_MAX_MS, restartDelay * 2);
+          scheduleRestart();
+        },
+      );
+    }, restartDelay);
+    restartTimer.unref();
+  };
+  watch(child);
+
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await stopPostmaster(child);
+    if (restartTimer) clearTimeout(restartTimer);
+    await stopPostmaster(current);
     await forget();
     log("PostgreSQL stopped");
   };

@@ -1,5 +1,5 @@
 import { db } from "@/lib/db/client";
-import { componentLogger, type Logger } from "@/lib/log";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 
 export interface UsageSample {
   projectId: string;
@@ -34,6 +34,8 @@ export class UsageMeter {
   private pending = new Map<string, Counter>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** When the current run of failed flushes began (undefined while flushes succeed). */
+  private failingSince: number | undefined;
 
   constructor(private readonly log: Logger = componentLogger("usage")) {}
 
@@ -61,10 +63,21 @@ export class UsageMeter {
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending = new Map();
-    this.flushing = this.write(batch)
+    const progress = { written: 0 };
+    this.flushing = this.write(batch, progress)
+      .then(() => {
+        if (this.failingSince === undefined) return;
+        this.log.info(`usage written again after ${((Date.now() - this.failingSince) / 1000).toFixed(1)} s of failed flushes; nothing was lost`);
+        this.failingSince = undefined;
+      })
       .catch((e: unknown) => {
-        this.log.warn({ err: e }, "usage flush failed; the counts are kept for the next attempt");
-        for (const c of batch) this.merge(c);
+        // One line per outage: the counts stay in memory and every later flush tries again.
+        if (this.failingSince === undefined) {
+          this.failingSince = Date.now();
+          this.log.warn({ err: errorMessage(e) }, "usage flush failed; the counts are kept in memory and written when the database answers again");
+        }
+        // Statements that committed are not counted again.
+        for (const c of batch.slice(progress.written)) this.merge(c);
       })
       .finally(() => {
         this.flushing = undefined;
@@ -89,7 +102,8 @@ export class UsageMeter {
     }
   }
 
-  private async write(counters: Counter[]): Promise<void> {
+  /** Writes the counters BATCH at a time; `progress.written` counts those whose statement committed. */
+  private async write(counters: Counter[], progress: { written: number }): Promise<void> {
     for (let i = 0; i < counters.length; i += BATCH) {
       const rows = counters.slice(i, i + BATCH);
       const values: unknown[] = [];
@@ -107,6 +121,7 @@ export class UsageMeter {
            errors = usage_buckets.errors + excluded.errors`,
         ...values,
       );
+      progress.written = i + rows.length;
     }
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * What a request does when PostgreSQL cannot be reached: it answers 503 UNAVAILABLE with
+ * Retry-After instead of 500, and the process logs one line when the outage begins and one when the
+ * database answers again (a probe checks every second while it is down), never one per request.
+ */
+import pg from "pg";
+import { databaseUrl } from "@/lib/env";
+import { componentLogger, errorMessage } from "@/lib/log";
+
+/** Seconds a client is told to wait (Retry-After) while the database is unreachable. */
+export const OUTAGE_RETRY_AFTER_S = 5;
+const PROBE_MS = 1000;
+
+// Network failures, and PostgreSQL refusing work while it stops, starts or recovers
+// (SQLSTATE 57P01-57P03, 08xxx connection exceptions), as node-postgres and Prisma report them.
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "P1001", "P1002", "P1017", "P2024"]);
+const UNREACHABLE_TEXT =
+  /Connection terminated|connection is closed|Can't reach database server|Server has closed the connection|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to administrator command|timed out fetching a new connection|Connection refused|ECONNREFUSED|ECONNRESET/i;
+
+/** Whether an error (or any error in its cause chain) says that the database could not be reached. */
+export function isDatabaseUnreachable(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur !== null && typeof cur === "object" && depth < 6; depth++) {
+    const o = cur as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof o.code === "string" && (UNREACHABLE_CODES.has(o.code) || o.code.startsWith("08"))) return true;
+    if (typeof o.originalCode === "string" && (UNREACHABLE_CODES.has(o.originalCode) || o.originalCode.startsWith("08"))) return true;
+    if (o.kind === "DatabaseNotReachable" || o.kind === "ConnectionClosed" || o.kind === "SocketTimeout") return true;
+    if (typeof o.message === "string" && UNREACHABLE_TEXT.test(o.message)) return true;
+    // AggregateError (a connection attempt to several addresses).
+    if (Array.isArray(o.errors) && o.errors.some((x) => isDatabaseUnreachable(x))) return true;
+    cur = o.cause;
+  }
+  return false;
+}
+
+interface OutageState {
+  since: number | undefined;
+  probe: NodeJS.Timeout | undefined;
+}
+
+// On globalThis: the gateway and the Next.js bundle in one process share one outage.
+const g = globalThis as unknown as { __blockgateDbOutage?: OutageState };
+const state = (): OutageState => (g.__blockgateDbOutage ??= { since: undefined, probe: undefined });
+
+/** Whether this process has seen the database unreachable and not yet seen it answer again. */
+export function databaseOutage(): { since: Date } | undefined {
+  const s = state();
+  return s.since === undefined ? undefined : { since: new Date(s.since) };
+}
+
+/** Notes a request that failed because the database is unreachable: logs the outage's start once and probes until it ends. */
+export function reportDatabaseUnreachable(e: unknown): void {
+  const s = state();
+  if (s.since !== undefined) return;
+  s.since = Date.now();
+  const log = componentLogger("database");
+  log.error({ err: errorMessage(e) }, `the database is unreachable; requests that need it answer 503 UNAVAILABLE (Retry-After ${OUTAGE_RETRY_AFTER_S} s) until it is back`);
+  const url = databaseUrl();
+  const probe = async () => {
+    if (!url) return;
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_MS });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.query("SELECT 1");
+      const seconds = ((Date.now() - (s.since ?? Date.now())) / 1000).toFixed(1);
+      s.since = undefined;
+      if (s.probe) clearInterval(s.probe);
+      s.probe = undefined;
+      log.info(`the database answers again after ${seconds} s`);
+    } catch {
+      // Still down: the next probe tries again.
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  s.probe = setInterval(() => void probe(), PROBE_MS);
+  s.probe.unref();
+}
