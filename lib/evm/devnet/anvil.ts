@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { killTied, spawnTied, stopLeftover } from "@/lib/process/children";
 import type { Network } from "@/lib/networks";
 
 /** Path of the anvil binary shipped by the npm package for this platform. */
@@ -97,17 +98,25 @@ export class AnvilSupervisor {
     if (this.closed) throw new Error("the devnet supervisor is shut down");
     const dir = path.resolve(this.opts.dataDir, inst.network.slug);
     mkdirSync(dir, { recursive: true });
+    const statePath = path.join(dir, "state.json");
+    const pidFile = path.join(dir, "anvil.pid");
+    // One anvil per state file: one left running by an earlier start (killed too hard to stop its
+    // children) is stopped first; SIGTERM makes it write the state this start then loads.
+    const leftover = await stopLeftover(pidFile, (command) => command.includes("anvil") && command.includes(statePath));
+    if (leftover !== null) this.log.warn({ network: inst.network.slug }, `stopped an anvil left running by an earlier start (pid ${leftover}) on ${statePath}`);
     const port = await freePort();
     const args = [
       "--host", "127.0.0.1",
       "--port", String(port),
       "--chain-id", String(inst.network.devnetChainId),
       "--block-time", String(this.opts.blockTimeSec),
-      "--state", path.join(dir, "state.json"),
+      "--state", statePath,
       "--state-interval", "30",
       "--silent",
     ];
-    const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+    // Tied to this process: it stops when we die, however we die.
+    const child = spawnTied(anvilBinary(), args, { pidFile, deathSignal: "TERM" });
+    child.stdout?.resume();
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     inst.child = child;
@@ -148,7 +157,7 @@ export class AnvilSupervisor {
     inst.url = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     await new Promise<void>((resolve) => {
-      const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
+      const kill = setTimeout(() => killTied(child), 5000);
       child.once("exit", () => {
         clearTimeout(kill);
         resolve();
@@ -191,6 +200,6 @@ async function waitForRpc(url: string, child: ChildProcess, stderr: () => string
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  child.kill("SIGKILL");
+  killTied(child);
   throw new Error("anvil did not answer within 30 s");
 }
