@@ -1,4 +1,5 @@
 import { isStatementTimeout } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
@@ -14,6 +15,31 @@ const cometError = (code: number, message: string) => new RpcError(code, message
 
 /** Items of one batch run at most this many at a time (each holds a public-pool connection while it runs). */
 export const BATCH_CONCURRENCY = 4;
+
+/**
+ * Calls of one project that run at once, across all its requests (1 on the free plan, 2 on paid
+ * plans); the rest wait their turn. The public pool has DATABASE_PUBLIC_POOL_SIZE connections (4 by
+ * default): one project's heavy searches hold at most this many, so other projects' calls always
+ * find a connection, and a free key keeps at most one database core busy.
+ */
+export const projectConcurrency = (plan: Plan): number => (plan === "FREE" ? 1 : 2);
+
+const running = new Map<string, { active: number; waiting: Array<() => void> }>();
+
+async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, work: () => Promise<T>): Promise<T> {
+  const projectId = principal.projectId;
+  let slot = running.get(projectId);
+  if (!slot) running.set(projectId, (slot = { active: 0, waiting: [] }));
+  if (slot.active >= projectConcurrency(principal.plan)) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+  else slot.active++;
+  try {
+    return await work();
+  } finally {
+    const next = slot.waiting.shift();
+    if (next) next(); // the slot passes on as it is
+    else if (--slot.active === 0) running.delete(projectId);
+  }
+}
 
 function timedOut(): RpcError {
   const seconds = getEnv().PUBLIC_STATEMENT_TIMEOUT_MS / 1000;
@@ -42,7 +68,7 @@ function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, i
   }
   return async () => {
     try {
-      const result = await runMethod(method, ctx.network, params);
+      const result = await inProjectTurn(ctx.principal, () => runMethod(method, ctx.network, params));
       ctx.meter(method, cu, false);
       return { jsonrpc: "2.0", id, result };
     } catch (e) {
