@@ -1,5 +1,6 @@
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
+import { verificationRequired } from "@/lib/auth/email-verification";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { generateKeyMaterial } from "@/lib/keys/secret";
@@ -83,15 +84,21 @@ export async function completeOnboarding(userId: string, input: OnboardingInput)
 }
 
 /**
- * Creates a project with its key, up to MAX_PROJECTS_PER_USER per account. The user row is locked
- * while counting (as onboarding does), so parallel creates cannot pass the cap together.
+ * Creates a project with its key, up to MAX_PROJECTS_PER_USER per account, and only the first
+ * one while the account's email address awaits verification (when verification is required).
+ * The user row is locked while counting (as onboarding does), so parallel creates cannot pass
+ * the cap together.
  */
 export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
   const { hash, ...created } = await db().$transaction(async (tx) => {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+    const locked = await tx.$queryRaw<{ email_verified_at: Date | null }[]>`SELECT email_verified_at FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
-    if ((await tx.project.count({ where: { ownerId: userId } })) >= MAX_PROJECTS_PER_USER) {
+    const count = await tx.project.count({ where: { ownerId: userId } });
+    if (count >= MAX_PROJECTS_PER_USER) {
       throw new AppError("REJECTED", `An account can have at most ${MAX_PROJECTS_PER_USER} projects, and yours has reached that limit.`);
+    }
+    if (count >= 1 && locked[0]?.email_verified_at === null && verificationRequired()) {
+      throw new AppError("PERMISSION_DENIED", "Verify your email address to create more projects: open the link we emailed you, or send a new one from the banner above.");
     }
     return createProjectWithKey(tx, { ownerId: userId, name });
   });
