@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { db } from "@/lib/db/client";
+import { createServer } from "node:net";
+import { db, disconnectDb } from "@/lib/db/client";
+import { databaseUrl, setDatabaseUrl } from "@/lib/env";
+import { freePort } from "@/lib/testing/ports";
 import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
 import { keyVerifier } from "@/lib/keys/verifier";
@@ -115,6 +118,29 @@ describe("failed authentication per client address", () => {
     expect(keyVerifier().lookups - before).toBe(0);
     expect((await send(fresh, "198.51.100.12")).status).toBe(200);
     expect((await send(fresh, address)).status).toBe(200);
+  });
+
+  it("does not count lookups the database failed to answer against the address", async () => {
+    const address = "198.51.100.13";
+    // A stand-in for a database that went away: it accepts connections and drops them at once.
+    const dead = createServer((socket) => socket.destroy());
+    const port = await freePort();
+    await new Promise<void>((resolve) => dead.listen(port, "127.0.0.1", resolve));
+    const real = databaseUrl()!;
+    await disconnectDb();
+    setDatabaseUrl(`postgresql://blockgate@127.0.0.1:${port}/blockgate`);
+    try {
+      for (let i = 0; i < FAILED_AUTH_LIMIT.burst + 5; i++) {
+        const r = await send(madeUpKey(), address);
+        expect(r.status).toBe(503);
+        expect(r.body).toMatchObject({ code: "UNAVAILABLE" });
+      }
+    } finally {
+      await disconnectDb();
+      setDatabaseUrl(real);
+      await new Promise<void>((resolve) => dead.close(() => resolve()));
+    }
+    expect((await send(madeUpKey(), address)).status).toBe(401);
   });
 
   it("lets an IPv6 client's whole /64 share one allowance", async () => {

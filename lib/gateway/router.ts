@@ -281,11 +281,18 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       });
       if (verified instanceof Promise) {
         verified
-          .then((v) => {
-            if (typeof v === "string") throw refused(v);
-            if (client !== undefined) failedAuth.giveBack(client);
-            authorized(req, res, requestId, mount, match, v);
-          })
+          .then(
+            (v) => {
+              if (typeof v === "string") throw refused(v);
+              if (client !== undefined) failedAuth.giveBack(client);
+              authorized(req, res, requestId, mount, match, v);
+            },
+            (e: unknown) => {
+              // The database failed, not the key: the client keeps its turn.
+              if (client !== undefined) failedAuth.giveBack(client);
+              throw e;
+            },
+          )
           .catch((e: unknown) => fail(req, res, requestId, e));
       } else if (typeof verified === "string") {
         throw refused(verified);
