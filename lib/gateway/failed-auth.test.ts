@@ -1,12 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createServer } from "node:net";
-import { db, disconnectDb } from "@/lib/db/client";
-import { databaseUrl, setDatabaseUrl } from "@/lib/env";
-import { freePort } from "@/lib/testing/ports";
+import { db } from "@/lib/db/client";
 import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
 import { keyVerifier } from "@/lib/keys/verifier";
-import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { createTestProject, startTestGateway, withDeadDatabase, type TestGateway } from "@/lib/testing/harness";
 import { FAILED_AUTH_LIMIT } from "./router";
 
 // Short, so a test can let a cached answer expire; read when the gateway creates the verifier.
@@ -122,24 +119,13 @@ describe("failed authentication per client address", () => {
 
   it("does not count lookups the database failed to answer against the address", async () => {
     const address = "198.51.100.13";
-    // A stand-in for a database that went away: it accepts connections and drops them at once.
-    const dead = createServer((socket) => socket.destroy());
-    const port = await freePort();
-    await new Promise<void>((resolve) => dead.listen(port, "127.0.0.1", resolve));
-    const real = databaseUrl()!;
-    await disconnectDb();
-    setDatabaseUrl(`postgresql://blockgate@127.0.0.1:${port}/blockgate`);
-    try {
+    await withDeadDatabase(async () => {
       for (let i = 0; i < FAILED_AUTH_LIMIT.burst + 5; i++) {
         const r = await send(madeUpKey(), address);
         expect(r.status).toBe(503);
         expect(r.body).toMatchObject({ code: "UNAVAILABLE" });
       }
-    } finally {
-      await disconnectDb();
-      setDatabaseUrl(real);
-      await new Promise<void>((resolve) => dead.close(() => resolve()));
-    }
+    });
     expect((await send(madeUpKey(), address)).status).toBe(401);
   });
 
