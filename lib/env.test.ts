@@ -46,6 +46,18 @@ describe("configuration", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "one" })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 
+  it("reads SMTP_URL and MAIL_FROM together, naming the variable at fault", () => {
+    const env = parseEnv({ DATA_DIR: tmp(), SMTP_URL: "smtps://user:pass@mail.example.com:465", MAIL_FROM: "Blockgate <no-reply@example.com>" });
+    expect(env.SMTP_URL).toBe("smtps://user:pass@mail.example.com:465");
+    expect(env.MAIL_FROM).toBe("Blockgate <no-reply@example.com>");
+    expect(parseEnv({ DATA_DIR: tmp(), SMTP_URL: " ", MAIL_FROM: "" }).SMTP_URL).toBeUndefined();
+    expect(() => parseEnv({ DATA_DIR: tmp(), SMTP_URL: "smtp://localhost:25" })).toThrow(/MAIL_FROM: required when SMTP_URL is set/);
+    expect(() => parseEnv({ DATA_DIR: tmp(), SMTP_URL: "http://mail.example.com", MAIL_FROM: "a@b.c" })).toThrow(/SMTP_URL: must be an smtp:\/\/ or smtps:\/\/ URL/);
+    for (const bad of ["nobody", "A <b>", "a@b.c\nBcc: x@y.z", "<a@b.c"]) {
+      expect(() => parseEnv({ DATA_DIR: tmp(), SMTP_URL: "smtp://localhost:25", MAIL_FROM: bad }), bad).toThrow(/MAIL_FROM: must be an email address/);
+    }
+  });
+
   it("requires GitHub sign-in variables in pairs", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
   });

@@ -51,6 +51,20 @@ const schema = z.object({
   EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,
   NEXTAUTH_SECRET: secret,
+  /**
+   * Outgoing mail server, smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465.
+   * Unset: no mail is sent and sign-ups need no email verification.
+   */
+  SMTP_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional()),
+  /** Sender of the mail Blockgate sends: an address, or `Name <address>`. */
+  MAIL_FROM: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, "must be an email address, or Name <address>")
+      .optional(),
+  ),
   GITHUB_ID: optionalString,
   GITHUB_SECRET: optionalString,
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
@@ -142,6 +156,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   }
   if ((env.GITHUB_ID === undefined) !== (env.GITHUB_SECRET === undefined)) {
     throw invalid(["GITHUB_ID, GITHUB_SECRET: set both to enable GitHub sign-in, or neither"]);
+  }
+  if (env.SMTP_URL !== undefined && env.MAIL_FROM === undefined) {
+    throw invalid(["MAIL_FROM: required when SMTP_URL is set (the sender of verification mail, for example Blockgate <no-reply@example.com>)"]);
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
   return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode, UPSTREAMS: upstream.upstreams };

@@ -30,6 +30,28 @@ describe("token buckets (sign-up limits)", () => {
   });
 });
 
+describe("token buckets: giving back", () => {
+  it("returns a request taken, never more than was taken", () => {
+    const buckets = new TokenBuckets({ burst: 2, refillMs: 1000 });
+    buckets.take("a", 0);
+    buckets.take("a", 0);
+    expect(buckets.waitMs("a", 0)).toBe(1000);
+    buckets.giveBack("a", 0);
+    expect(buckets.waitMs("a", 0)).toBe(0);
+    buckets.take("a", 0);
+    expect(buckets.waitMs("a", 0)).toBe(1000);
+    buckets.giveBack("a", 0);
+    buckets.giveBack("a", 0);
+    buckets.giveBack("a", 0);
+    // Back to a full bucket, not beyond it: two at once, then a wait.
+    buckets.take("a", 0);
+    buckets.take("a", 0);
+    expect(buckets.waitMs("a", 0)).toBe(1000);
+    buckets.giveBack("b", 0);
+    expect(buckets.waitMs("b", 0)).toBe(0);
+  });
+});
+
 describe("failure backoff (sign-in limits)", () => {
   it("lets five failures of a pair through, then doubles the wait from 1 s up to 5 minutes", () => {
     const backoff = new FailureBackoff(SIGN_IN_PAIR);

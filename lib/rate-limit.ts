@@ -36,6 +36,14 @@ export class TokenBuckets {
     this.fullAt.set(key, full);
     if (this.fullAt.size > MAX_KEYS) prune(this.fullAt, (at) => at <= now);
   }
+
+  /** Returns one request taken for the key (one that turned out not to count). */
+  giveBack(key: string, now = performance.now()): void {
+    const full = this.fullAt.get(key);
+    if (full === undefined) return;
+    if (full - this.limit.refillMs <= now) this.fullAt.delete(key);
+    else this.fullAt.set(key, full - this.limit.refillMs);
+  }
 }
 
 export interface BackoffPolicy {

@@ -2,6 +2,7 @@ import { hash, verify } from "@node-rs/argon2";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { startEmailVerification } from "./email-verification";
 import { recordSignInFailure, recordSignInSuccess, signInRefusal, takeSignUp } from "./throttle";
 import { signUpSchema, type SignUpInput } from "./schema";
 
@@ -50,7 +51,9 @@ export async function createUser(input: unknown): Promise<SessionUser> {
 export async function signUp(input: unknown, clientIp: string): Promise<SessionUser> {
   const data = parseSignUp(input);
   takeSignUp(clientIp);
-  return insertUser(data);
+  const user = await insertUser(data);
+  void startEmailVerification(user);
+  return user;
 }
 
 export class SignInError extends Error {
@@ -85,7 +88,10 @@ export async function upsertGithubUser(githubId: string, emailInput: string, nam
   const select = { id: true, email: true, name: true } as const;
   const byGithub = await db().user.findUnique({ where: { githubId }, select });
   if (byGithub) return byGithub;
-  const byEmail = await db().user.findUnique({ where: { email }, select });
-  if (byEmail) return db().user.update({ where: { id: byEmail.id }, data: { githubId }, select });
-  return db().user.create({ data: { id: newId("usr"), email, name, githubId }, select });
+  // GitHub signs in only with an address it has verified: that verifies ours too.
+  const byEmail = await db().user.findUnique({ where: { email }, select: { ...select, emailVerifiedAt: true } });
+  if (byEmail) {
+    return db().user.update({ where: { id: byEmail.id }, data: { githubId, emailVerifiedAt: byEmail.emailVerifiedAt ?? new Date() }, select });
+  }
+  return db().user.create({ data: { id: newId("usr"), email, name, githubId, emailVerifiedAt: new Date() }, select });
 }

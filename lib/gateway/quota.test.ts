@@ -1,12 +1,9 @@
-import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, disconnectDb } from "@/lib/db/client";
-import { databaseUrl, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
-import { freePort } from "@/lib/testing/ports";
+import { connectTestDatabase, createTestProject, withDeadDatabase } from "@/lib/testing/harness";
 import { QuotaTracker } from "./quota";
 
 // What this process logs, as parsed lines: the process logger is created on first use.
@@ -60,32 +57,17 @@ describe("plan allowance", () => {
     const first = quota.check(p.projectId, "FREE", now);
     await expect(first).rejects.toMatchObject({ code: "EXCEEDED_QUOTA_LIMIT" });
 
-    // A stand-in for a database that went away: it accepts connections and drops them at once.
-    let attempts = 0;
-    const dead = createServer((socket) => {
-      attempts++;
-      socket.destroy();
-    });
-    const port = await freePort();
-    await new Promise<void>((resolve) => dead.listen(port, "127.0.0.1", resolve));
-    const real = databaseUrl()!;
-    await disconnectDb();
-    setDatabaseUrl(`postgresql://blockgate@127.0.0.1:${port}/blockgate`);
-    try {
+    await withDeadDatabase(async (attempts) => {
       // Due for a refresh (30 s later): it fails in the background; the known usage still counts.
       expectOverQuota(() => quota.check(p.projectId, "FREE", now + 31_000));
       await waitFor(() => quotaLines().length === 1, "the failure to be logged");
       expect(quotaLines()[0]).toMatchObject({ level: 40, msg: expect.stringContaining("quota refresh failed") });
-      expect(attempts).toBe(1);
+      expect(attempts()).toBe(1);
       // Within 5 s of a failure it does not try again; then it does, and fails again, silently.
       expectOverQuota(() => quota.check(p.projectId, "FREE", now + 33_000));
       expectOverQuota(() => quota.check(p.projectId, "FREE", now + 37_000));
-      await waitFor(() => attempts === 2, "a second attempt");
-    } finally {
-      await disconnectDb();
-      setDatabaseUrl(real);
-      await new Promise<void>((resolve) => dead.close(() => resolve()));
-    }
+      await waitFor(() => attempts() === 2, "a second attempt");
+    });
     // Back: the next attempt succeeds (once the failed one is over) and says so.
     await waitFor(() => {
       expectOverQuota(() => quota.check(p.projectId, "FREE", now + 43_000));

@@ -17,8 +17,9 @@ const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
 
 /**
  * Unknown keys that cost a database lookup, per client address (IPv6: per /64): 30 at once, then
- * one every 200 ms. Past that, a key the cache does not know is refused from that address with 429
- * and Retry-After, without a lookup; keys already verified (cached) keep working from it.
+ * one every 200 ms. Past that, a key that was not found valid in the last 24 hours is refused from
+ * that address with 429 and Retry-After, without a lookup; keys found valid (lib/keys/verifier.ts)
+ * keep working from it, whatever else comes from there.
  */
 export const FAILED_AUTH_LIMIT: BucketLimit = { burst: 30, refillMs: 200 };
 
@@ -274,14 +275,24 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           const seconds = retryAfterSeconds(wait);
           throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
         }
+        // Taken before the lookup, so concurrent requests cannot all pass while the bucket has
+        // room; a key found valid gives it back.
+        failedAuth.take(client);
       });
       if (verified instanceof Promise) {
         verified
-          .then((v) => {
-            if (v === "NOT_FOUND" && client !== undefined) failedAuth.take(client);
-            if (typeof v === "string") throw refused(v);
-            authorized(req, res, requestId, mount, match, v);
-          })
+          .then(
+            (v) => {
+              if (typeof v === "string") throw refused(v);
+              if (client !== undefined) failedAuth.giveBack(client);
+              authorized(req, res, requestId, mount, match, v);
+            },
+            (e: unknown) => {
+              // The database failed, not the key: the client keeps its turn.
+              if (client !== undefined) failedAuth.giveBack(client);
+              throw e;
+            },
+          )
           .catch((e: unknown) => fail(req, res, requestId, e));
       } else if (typeof verified === "string") {
         throw refused(verified);

@@ -35,7 +35,11 @@ export async function revealKey(userId: string, projectId: string, keyId: string
   return decryptKey((await findKey(projectId, keyId)).ciphertext);
 }
 
-/** Replaces the secret; the old one stops working at once (cache dropped here and in other processes). */
+/**
+ * Replaces the secret; the old one stops working at once (cache dropped here and in other
+ * processes). Every new key is announced the same way, so a process that cached it as unknown
+ * (someone sent it before it existed) accepts it at once, not only after KEY_CACHE_TTL_MS.
+ */
 export async function resetKey(projectId: string, keyId: string): Promise<string> {
   const old = await findKey(projectId, keyId);
   const next = generateKeyMaterial();
@@ -44,6 +48,7 @@ export async function resetKey(projectId: string, keyId: string): Promise<string
     data: { hash: next.hash, ciphertext: next.ciphertext, start: next.start, resetAt: new Date() },
   });
   await keyVerifier().invalidate(old.hash);
+  await keyVerifier().invalidate(next.hash);
   return next.secret;
 }
 
@@ -55,7 +60,7 @@ export async function resetKeyForUser(userId: string, projectId: string, keyId: 
 export async function createAdditionalKey(userId: string, projectId: string, name: string): Promise<{ id: string; apiKey: string }> {
   const project = await getProjectForUser(userId, projectId);
   const limits = PLANS[project.plan];
-  return db().$transaction(async (tx) => {
+  const created = await db().$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`;
     const count = await tx.apiKey.count({ where: { projectId } });
     if (count >= limits.maxKeys) {
@@ -69,6 +74,8 @@ export async function createAdditionalKey(userId: string, projectId: string, nam
     const key = generateKeyMaterial();
     const id = newId("key");
     await tx.apiKey.create({ data: { id, projectId, name, hash: key.hash, ciphertext: key.ciphertext, start: key.start } });
-    return { id, apiKey: key.secret };
+    return { id, apiKey: key.secret, hash: key.hash };
   });
+  await keyVerifier().invalidate(created.hash);
+  return { id: created.id, apiKey: created.apiKey };
 }

@@ -1,10 +1,13 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
-import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
-import { resetKey } from "./service";
+import { newId } from "@/lib/ids";
+import { completeOnboarding, createProject } from "@/lib/projects/service";
+import { createTestProject, connectTestDatabase, uniqueEmail } from "@/lib/testing/harness";
+import { createAdditionalKey, resetKey } from "./service";
 import { generateKeyMaterial, hashKey } from "./secret";
 import { KeyVerifier, keyVerifier } from "./verifier";
 
@@ -116,6 +119,98 @@ describe("key verification", () => {
     keys.forget(hashKey(p.apiKey));
     await inFlight;
     expect(keys.verify(p.apiKey)).toBeInstanceOf(Promise);
+  });
+});
+
+describe("unknown keys", () => {
+  it("caches unknown keys apart from valid ones: a flood of made-up keys pushes out only made-up keys", async () => {
+    const p = await createTestProject();
+    const keys = new KeyVerifier({ cacheTtlMs: 60_000, maxUnknown: 5 });
+    await keys.verify(p.apiKey);
+    const madeUp = Array.from({ length: 12 }, unknownKey);
+    for (const k of madeUp) expect(await keys.verify(k)).toBe("NOT_FOUND");
+    expect(keys.lookups).toBe(13);
+    expect(keys.verify(p.apiKey)).toMatchObject({ projectId: p.projectId });
+    // The five most recent are remembered; the oldest were dropped and cost a lookup again.
+    for (const k of madeUp.slice(-5)) expect(keys.verify(k)).toBe("NOT_FOUND");
+    expect(keys.lookups).toBe(13);
+    expect(await keys.verify(madeUp[0]!)).toBe("NOT_FOUND");
+    expect(keys.lookups).toBe(14);
+  });
+
+  it("accepts a key created after it was refused: at once when its creation is announced, after the TTL otherwise", async () => {
+    const p = await createTestProject();
+    const addKey = (m: ReturnType<typeof generateKeyMaterial>) =>
+      db().apiKey.create({ data: { id: newId("key"), projectId: p.projectId, name: "later", hash: m.hash, ciphertext: m.ciphertext, start: m.start } });
+
+    const announced = generateKeyMaterial();
+    const keys = new KeyVerifier({ cacheTtlMs: 60_000 });
+    expect(await keys.verify(announced.secret)).toBe("NOT_FOUND");
+    await addKey(announced);
+    expect(keys.verify(announced.secret)).toBe("NOT_FOUND");
+    keys.forget(announced.hash);
+    expect(await keys.verify(announced.secret)).toMatchObject({ projectId: p.projectId });
+
+    const silent = generateKeyMaterial();
+    const short = new KeyVerifier({ cacheTtlMs: 50 });
+    expect(await short.verify(silent.secret)).toBe("NOT_FOUND");
+    await addKey(silent);
+    await sleep(100);
+    expect(await short.verify(silent.secret)).toMatchObject({ projectId: p.projectId });
+  });
+
+  it("announces every new key (project, onboarding, additional key, reset) and the reset one", async () => {
+    const invalidate = vi.spyOn(keyVerifier(), "invalidate");
+    try {
+      const user = await createUser({ email: uniqueEmail(), password: "correct horse battery" });
+      const { projectId: first } = await completeOnboarding(user.id, { name: "Ada", organization: "", useCase: "wallet" });
+      const firstKey = await db().apiKey.findFirstOrThrow({ where: { projectId: first } });
+      expect(invalidate).toHaveBeenLastCalledWith(firstKey.hash);
+
+      const second = await createProject(user.id, "Second");
+      expect(invalidate).toHaveBeenLastCalledWith(hashKey(second.apiKey));
+
+      await db().project.update({ where: { id: second.projectId }, data: { plan: "DEVELOPER" } });
+      const extra = await createAdditionalKey(user.id, second.projectId, "extra");
+      expect(invalidate).toHaveBeenLastCalledWith(hashKey(extra.apiKey));
+
+      invalidate.mockClear();
+      const fresh = await resetKey(second.projectId, extra.id);
+      expect(invalidate.mock.calls).toEqual([[hashKey(extra.apiKey)], [hashKey(fresh)]]);
+    } finally {
+      invalidate.mockRestore();
+    }
+  });
+
+  it("calls beforeLookup only for keys not found valid lately, so a real key is looked up whatever the caller limits", async () => {
+    const p = await createTestProject();
+    const keys = new KeyVerifier({ cacheTtlMs: 50 });
+    const refuse = () => {
+      throw new Error("refused before the lookup");
+    };
+    // Never seen: the caller decides.
+    expect(() => keys.verify(p.apiKey, refuse)).toThrow("refused before the lookup");
+    expect(() => keys.verify(unknownKey(), refuse)).toThrow("refused before the lookup");
+    expect(keys.lookups).toBe(0);
+
+    let asked = 0;
+    expect(await keys.verify(p.apiKey, () => asked++)).toMatchObject({ projectId: p.projectId });
+    expect(asked).toBe(1);
+    // Its cached answer expired: looked up again without asking the caller.
+    await sleep(100);
+    const again = keys.verify(p.apiKey, refuse);
+    expect(again).toBeInstanceOf(Promise);
+    expect(await again).toMatchObject({ projectId: p.projectId });
+    expect(keys.lookups).toBe(2);
+    // Once reset, it is a key like any other.
+    keys.forget(hashKey(p.apiKey));
+    expect(() => keys.verify(p.apiKey, refuse)).toThrow("refused before the lookup");
+
+    // Requests that join a lookup in flight start none: asked once for 20 of them.
+    let joined = 0;
+    const unknown = unknownKey();
+    expect(new Set(await Promise.all(Array.from({ length: 20 }, () => keys.verify(unknown, () => joined++))))).toEqual(new Set(["NOT_FOUND"]));
+    expect(joined).toBe(1);
   });
 });
 

@@ -27,34 +27,103 @@ export type KeyRefusal = "MALFORMED" | "NOT_FOUND";
 
 export type Verification = KeyPrincipal | KeyRefusal;
 
-interface Entry {
+interface Entry<V> {
   secret: string;
   hash: string;
-  value: Verification;
+  value: V;
   expires: number;
 }
 
-/** PostgreSQL channel on which a process announces the SHA-256 of a key that stopped being valid. */
+/**
+ * Answers by the presented secret (a hit needs no hashing) and by its SHA-256 (for invalidation),
+ * each for a time, at most `max` of them. When full, the oldest entry goes first: all entries
+ * live equally long, so that is the one closest to expiring.
+ */
+class AnswerCache<V> {
+  private readonly bySecret = new Map<string, Entry<V>>();
+  private readonly byHash = new Map<string, Entry<V>>();
+
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.bySecret.size;
+  }
+
+  get(secret: string, now: number): V | undefined {
+    const entry = this.bySecret.get(secret);
+    if (entry === undefined) return undefined;
+    if (entry.expires > now) return entry.value;
+    this.remove(entry);
+    return undefined;
+  }
+
+  set(secret: string, hash: string, value: V, expires: number): void {
+    const old = this.bySecret.get(secret);
+    if (old) this.remove(old);
+    if (this.bySecret.size >= this.max) {
+      const oldest = this.bySecret.values().next();
+      if (!oldest.done) this.remove(oldest.value);
+    }
+    const entry: Entry<V> = { secret, hash, value, expires };
+    this.bySecret.set(secret, entry);
+    this.byHash.set(hash, entry);
+  }
+
+  delete(hash: string): void {
+    const entry = this.byHash.get(hash);
+    if (entry) this.remove(entry);
+  }
+
+  clear(): void {
+    this.bySecret.clear();
+    this.byHash.clear();
+  }
+
+  private remove(entry: Entry<V>): void {
+    if (this.bySecret.get(entry.secret) === entry) this.bySecret.delete(entry.secret);
+    if (this.byHash.get(entry.hash) === entry) this.byHash.delete(entry.hash);
+  }
+}
+
+/** PostgreSQL channel on which a process announces the SHA-256 of a key whose cached answer is wrong (reset, or newly created). */
 const CHANNEL = "blockgate_key_invalidated";
-const MAX_ENTRIES = 50_000;
+/** Valid keys cached. */
+const MAX_VALID = 50_000;
+/**
+ * Unknown keys cached: apart from the valid ones, so a flood of made-up keys can push out only
+ * other made-up keys, never a real client's cached answer.
+ */
+const MAX_UNKNOWN = 20_000;
+/** How long a key, once verified, still counts as known valid (see verify's `beforeLookup`). */
+const KNOWN_VALID_MS = 24 * 60 * 60_000;
+const MAX_KNOWN_VALID = 100_000;
 const RECONNECT_MS = 1000;
 
 export interface KeyVerifierOptions {
   /** How long an answer (valid or not) is reused; 0 asks the database every time. */
   cacheTtlMs: number;
+  /** Unknown keys cached at most (default 20,000). */
+  maxUnknown?: number;
 }
 
 export class KeyVerifier {
-  /** Entries by the presented secret (a hit needs no hashing) and by its SHA-256 (for invalidation). */
-  private readonly bySecret = new Map<string, Entry>();
-  private readonly byHash = new Map<string, Entry>();
+  private readonly valid = new AnswerCache<KeyPrincipal>(MAX_VALID);
+  private readonly unknown: AnswerCache<"NOT_FOUND">;
+  /**
+   * SHA-256 of keys found valid in the last KNOWN_VALID_MS, oldest first, with when. Not an
+   * answer (the database is still asked once the cache entry expires): only a sign that asking
+   * is worth it, which a made-up key cannot fake.
+   */
+  private readonly knownValid = new Map<string, number>();
   private readonly pending = new Map<string, Promise<Verification>>();
   /** Bumped by every invalidation: a lookup that was in flight meanwhile may have read the old row. */
   private generation = 0;
   private lookupCount = 0;
   private readonly log = componentLogger("keys");
 
-  constructor(private readonly options: KeyVerifierOptions) {}
+  constructor(private readonly options: KeyVerifierOptions) {
+    this.unknown = new AnswerCache(options.maxUnknown ?? MAX_UNKNOWN);
+  }
 
   /** Database lookups made so far (a test observes caching and single-flight with it). */
   get lookups(): number {
@@ -64,72 +133,82 @@ export class KeyVerifier {
   /**
    * Verifies a presented secret: synchronously when the cache holds the answer, through one
    * database lookup per key otherwise. Throws (or rejects) only when the database fails, or when
-   * `beforeLookup` (called only when the database would be asked) throws.
+   * `beforeLookup` throws: it is called before a lookup starts (not when a request joins one in
+   * flight) for a key not found valid in the last 24 hours. The gateway's per-address limit on
+   * unknown keys refuses there, so a client's real key is never held back by what others sent
+   * from its address.
    */
   verify(secret: string, beforeLookup?: () => void): Verification | Promise<Verification> {
-    const entry = this.bySecret.get(secret);
-    if (entry !== undefined) {
-      if (entry.expires > performance.now()) return entry.value;
-      this.remove(entry);
-    }
-    // The cache holds only secrets that passed this check, so a hit needs no regex.
+    const now = performance.now();
+    const principal = this.valid.get(secret, now);
+    if (principal !== undefined) return principal;
+    // The caches hold only secrets that passed this check, so a hit needs no regex.
     if (!looksLikeKey(secret)) return "MALFORMED";
-    beforeLookup?.();
-    return this.lookup(secret);
+    const refusal = this.unknown.get(secret, now);
+    if (refusal !== undefined) return refusal;
+    const hash = hashKey(secret);
+    return this.pending.get(hash) ?? this.lookup(secret, hash, beforeLookup !== undefined && !this.wasValid(hash, now) ? beforeLookup : undefined);
   }
 
-  private lookup(secret: string): Promise<Verification> {
-    const hash = hashKey(secret);
-    let pending = this.pending.get(hash);
-    if (pending === undefined) {
-      const generation = this.generation;
-      this.lookupCount++;
-      pending = db()
-        .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, ownerId: true } } } })
-        .then((row): Verification => {
-          // The index found the row by hash; compare again in constant time before trusting it.
-          const value: Verification =
-            row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
-          if (generation === this.generation) this.store(secret, hash, value);
-          return value;
-        })
-        .finally(() => {
-          if (this.pending.get(hash) === pending) this.pending.delete(hash);
-        });
-      this.pending.set(hash, pending);
-    }
+  private wasValid(hash: string, now: number): boolean {
+    const at = this.knownValid.get(hash);
+    return at !== undefined && now - at < KNOWN_VALID_MS;
+  }
+
+  private lookup(secret: string, hash: string, beforeLookup: (() => void) | undefined): Promise<Verification> {
+    beforeLookup?.();
+    const generation = this.generation;
+    this.lookupCount++;
+    const pending: Promise<Verification> = db()
+      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, ownerId: true } } } })
+      .then((row): Verification => {
+        // The index found the row by hash; compare again in constant time before trusting it.
+        const value: Verification =
+          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
+        if (generation === this.generation) this.store(secret, hash, value);
+        return value;
+      })
+      .finally(() => {
+        if (this.pending.get(hash) === pending) this.pending.delete(hash);
+      });
+    this.pending.set(hash, pending);
     return pending;
   }
 
   private store(secret: string, hash: string, value: Verification): void {
-    if (this.options.cacheTtlMs <= 0) return;
-    if (this.bySecret.size >= MAX_ENTRIES) {
-      const oldest = this.bySecret.values().next();
-      if (!oldest.done) this.remove(oldest.value);
+    const now = performance.now();
+    if (typeof value !== "string") {
+      this.knownValid.delete(hash);
+      this.knownValid.set(hash, now);
+      if (this.knownValid.size > MAX_KNOWN_VALID) {
+        const oldest = this.knownValid.keys().next();
+        if (!oldest.done) this.knownValid.delete(oldest.value);
+      }
     }
-    const entry: Entry = { secret, hash, value, expires: performance.now() + this.options.cacheTtlMs };
-    this.bySecret.set(secret, entry);
-    this.byHash.set(hash, entry);
+    if (this.options.cacheTtlMs <= 0) return;
+    const expires = now + this.options.cacheTtlMs;
+    if (typeof value === "string") this.unknown.set(secret, hash, "NOT_FOUND", expires);
+    else this.valid.set(secret, hash, value, expires);
   }
 
-  private remove(entry: Entry): void {
-    if (this.bySecret.get(entry.secret) === entry) this.bySecret.delete(entry.secret);
-    if (this.byHash.get(entry.hash) === entry) this.byHash.delete(entry.hash);
-  }
-
-  /** Forgets a key (by the SHA-256 of its secret) in this process: the next request with it asks the database. */
+  /**
+   * Forgets a key (by the SHA-256 of its secret) in this process: the next request with it asks
+   * the database. For a reset key, and for a new one (which a client may have sent, and been
+   * refused, before it existed).
+   */
   forget(hash: string): void {
     this.generation++;
-    const entry = this.byHash.get(hash);
-    if (entry) this.remove(entry);
+    this.valid.delete(hash);
+    this.unknown.delete(hash);
+    this.knownValid.delete(hash);
     this.pending.delete(hash);
   }
 
-  /** Forgets everything: after missing notifications, any entry may be stale. */
+  /** Forgets every cached answer: after missing notifications, any of them may be stale. */
   private forgetAll(): void {
     this.generation++;
-    this.bySecret.clear();
-    this.byHash.clear();
+    this.valid.clear();
+    this.unknown.clear();
     this.pending.clear();
   }
 

@@ -1,8 +1,10 @@
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
+import { verificationRequired } from "@/lib/auth/email-verification";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { generateKeyMaterial } from "@/lib/keys/secret";
+import { keyVerifier } from "@/lib/keys/verifier";
 import type { OnboardingInput } from "./schema";
 
 export const FIRST_PROJECT_NAME = "My First Project";
@@ -42,7 +44,7 @@ export async function getProjectForUser(userId: string, projectId: string): Prom
 async function createProjectWithKey(
   tx: Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0],
   input: { ownerId: string; name: string; organization?: string | null; useCase?: string | null },
-): Promise<{ projectId: string; apiKey: string }> {
+): Promise<{ projectId: string; apiKey: string; hash: string }> {
   const projectId = newId("prj");
   const key = generateKeyMaterial();
   await tx.project.create({
@@ -55,7 +57,7 @@ async function createProjectWithKey(
       keys: { create: { id: newId("key"), hash: key.hash, ciphertext: key.ciphertext, start: key.start } },
     },
   });
-  return { projectId, apiKey: key.secret };
+  return { projectId, apiKey: key.secret, hash: key.hash };
 }
 
 /**
@@ -63,35 +65,45 @@ async function createProjectWithKey(
  * locked first, so a double submit or a reload returns the project created the first time.
  */
 export async function completeOnboarding(userId: string, input: OnboardingInput): Promise<{ projectId: string; created: boolean }> {
-  return db().$transaction(async (tx) => {
+  const done = await db().$transaction(async (tx) => {
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
     const existing = await tx.project.findFirst({ where: { ownerId: userId }, select: { id: true }, orderBy: { createdAt: "asc" } });
     if (existing) return { projectId: existing.id, created: false };
     await tx.user.update({ where: { id: userId }, data: { name: input.name } });
-    const { projectId } = await createProjectWithKey(tx, {
+    const { projectId, hash } = await createProjectWithKey(tx, {
       ownerId: userId,
       name: FIRST_PROJECT_NAME,
       organization: input.organization,
       useCase: input.useCase,
     });
-    return { projectId, created: true };
+    return { projectId, created: true, hash };
   });
+  if (done.hash !== undefined) await keyVerifier().invalidate(done.hash);
+  return { projectId: done.projectId, created: done.created };
 }
 
 /**
- * Creates a project with its key, up to MAX_PROJECTS_PER_USER per account. The user row is locked
- * while counting (as onboarding does), so parallel creates cannot pass the cap together.
+ * Creates a project with its key, up to MAX_PROJECTS_PER_USER per account, and only the first
+ * one while the account's email address awaits verification (when verification is required).
+ * The user row is locked while counting (as onboarding does), so parallel creates cannot pass
+ * the cap together.
  */
 export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
-  return db().$transaction(async (tx) => {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+  const { hash, ...created } = await db().$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<{ email_verified_at: Date | null }[]>`SELECT email_verified_at FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
-    if ((await tx.project.count({ where: { ownerId: userId } })) >= MAX_PROJECTS_PER_USER) {
+    const count = await tx.project.count({ where: { ownerId: userId } });
+    if (count >= MAX_PROJECTS_PER_USER) {
       throw new AppError("REJECTED", `An account can have at most ${MAX_PROJECTS_PER_USER} projects, and yours has reached that limit.`);
+    }
+    if (count >= 1 && locked[0]?.email_verified_at === null && verificationRequired()) {
+      throw new AppError("PERMISSION_DENIED", "Verify your email address to create more projects: open the link we emailed you, or send a new one from the banner above.");
     }
     return createProjectWithKey(tx, { ownerId: userId, name });
   });
+  await keyVerifier().invalidate(hash);
+  return created;
 }
 
 export async function renameProject(userId: string, projectId: string, name: string): Promise<void> {

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
-import { getEnv, resetEnv } from "@/lib/env";
+import { databaseUrl, getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
@@ -60,4 +61,29 @@ export async function createTestProject(name = "Test Project", plan: Plan = "FRE
   const { projectId, apiKey } = await createProject(user.id, name);
   if (plan !== "FREE") await db().project.update({ where: { id: projectId }, data: { plan } });
   return { userId: user.id, email, projectId, apiKey };
+}
+
+/**
+ * Runs `during` with this process pointed at a database that went away: a stand-in that accepts
+ * connections and drops them at once (`attempts()` counts them), then points it back.
+ */
+export async function withDeadDatabase<T>(during: (attempts: () => number) => Promise<T>): Promise<T> {
+  let attempts = 0;
+  const dead = createServer((socket) => {
+    attempts++;
+    socket.destroy();
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => dead.listen(port, "127.0.0.1", resolve));
+  const real = databaseUrl();
+  if (real === undefined) throw new Error("withDeadDatabase: no database is configured yet");
+  await disconnectDb();
+  setDatabaseUrl(`postgresql://blockgate@127.0.0.1:${port}/blockgate`);
+  try {
+    return await during(() => attempts);
+  } finally {
+    await disconnectDb();
+    setDatabaseUrl(real);
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
+  }
 }

@@ -1,6 +1,8 @@
 import type { ReactNode } from "react";
 import { projectAccess } from "@/components/console/project-access";
 import { Sidebar } from "@/components/console/sidebar";
+import { VerifyEmailBanner } from "@/components/console/verify-email-banner";
+import { pendingVerification } from "@/lib/auth/email-verification";
 import { listProjects } from "@/lib/projects/service";
 
 export const dynamic = "force-dynamic";
@@ -8,7 +10,7 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const access = await projectAccess(projectId);
-  const projects = await listProjects(access.user.id);
+  const [projects, unverified] = await Promise.all([listProjects(access.user.id), pendingVerification(access.user.id)]);
   return (
     <div className="min-h-dvh lg:flex">
       <a
@@ -19,6 +21,7 @@ export default async function ConsoleLayout({ children, params }: { children: Re
       </a>
       <Sidebar projectId={projectId} email={access.user.email} projects={projects.map((p) => ({ id: p.id, name: p.name }))} />
       <main id="main" tabIndex={-1} className="min-w-0 flex-1 focus:outline-none">
+        {unverified ? <VerifyEmailBanner email={unverified.email} /> : null}
         <div className="mx-auto w-full max-w-5xl px-4 py-6 sm:px-6 lg:px-10 lg:py-10">{children}</div>
       </main>
     </div>
