@@ -5,7 +5,7 @@ import { buildCatalog, networkBySlug, type Network } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import type { WorkerHandle } from "@/lib/workers/worker";
-import { generateAptosBlocks } from "../devnet/producer";
+import { generateAptosBlocks, startAptosDevnetProducer } from "../devnet/producer";
 import { aptosHeadHeight } from "../source";
 import { aptosCursor, deleteAptosIndex, transactionTexts } from "../store";
 import type { LedgerInfo } from "../types";
@@ -203,5 +203,14 @@ describe("an upstream Aptos network", () => {
     expect(await aptosCursor(SLUG).read()).toEqual(before);
     await other.stop();
     await client.close();
+  });
+
+  it("keeps the devnet producer off an index that holds the upstream's chain", async () => {
+    const devnet = buildCatalog({}).find((n) => n.slug === SLUG)!;
+    const before = await aptosCursor(SLUG).read();
+    const producer = startAptosDevnetProducer(devnet, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 10, logger });
+    await waitFor("the producer to decline", () => logs.includes("the index holds another chain (an upstream's); not producing devnet blocks on top of it"));
+    await producer.stop();
+    expect(await aptosCursor(SLUG).read()).toEqual(before);
   });
 });
