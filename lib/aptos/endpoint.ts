@@ -9,7 +9,7 @@
 import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
 import type { Network } from "@/lib/networks";
 import { APTOS_PAGE_DEFAULT, APTOS_PAGE_MAX, APTOS_ROUTES, matchAptosRoute, type AptosRoute } from "./catalog";
-import { AptosApiError, LEDGER_HEADERS, ledgerHeaders, parseAddress, parseBool, parseHash, parseU16, parseU64 } from "./rest";
+import { AptosApiError, blockFields, LEDGER_HEADERS, ledgerHeaders, parseAddress, parseBool, parseHash, parseU16, parseU64 } from "./rest";
 import {
   accountTransactionTexts,
   aptosHead,
@@ -62,15 +62,15 @@ function pageLimit(query: URLSearchParams): number {
 const versionPruned = (version: bigint) => new AptosApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`);
 const list = (texts: string[]) => `[${texts.join(",")}]`;
 
+/** A version past the ledger is not found; one below the oldest stored is pruned. */
+function checkVersion(r: Request, version: bigint, notFound: () => AptosApiError): void {
+  if (version > r.head.latest.lastVersion) throw notFound();
+  if (version < r.head.earliest.firstVersion) throw versionPruned(version);
+}
+
 async function blockJson(r: Request, block: StoredBlock): Promise<string> {
   const withTransactions = r.query.has("with_transactions") ? parseBool("with_transactions", r.query.get("with_transactions")!) : false;
-  const header = JSON.stringify({
-    block_height: block.height.toString(),
-    block_hash: block.hash,
-    block_timestamp: block.timestamp.toString(),
-    first_version: block.firstVersion.toString(),
-    last_version: block.lastVersion.toString(),
-  });
+  const header = JSON.stringify(blockFields(block));
   const last = block.lastVersion - block.firstVersion < BigInt(BLOCK_TRANSACTIONS_MAX) ? block.lastVersion : block.firstVersion + BigInt(BLOCK_TRANSACTIONS_MAX) - 1n;
   const txs = withTransactions ? list(await transactionTexts(r.network.slug, block.firstVersion, last)) : "null";
   return `${header.slice(0, -1)},"transactions":${txs}}`;
@@ -132,10 +132,10 @@ const HANDLERS: Record<AptosRoute, (r: Request) => Promise<string>> = {
   },
   async transaction_by_version(r) {
     const version = parseU64("txn_version", r.args[0]!);
-    if (version > r.head.latest.lastVersion) throw new AptosApiError(404, "transaction_not_found", `Transaction not found by Ledger version(${version})`);
-    if (version < r.head.earliest.firstVersion) throw versionPruned(version);
+    const notFound = () => new AptosApiError(404, "transaction_not_found", `Transaction not found by Ledger version(${version})`);
+    checkVersion(r, version, notFound);
     const found = await transactionTextByVersion(r.network.slug, version);
-    if (!found) throw new AptosApiError(404, "transaction_not_found", `Transaction not found by Ledger version(${version})`);
+    if (!found) throw notFound();
     return found;
   },
   async block_by_height(r) {
@@ -148,10 +148,10 @@ const HANDLERS: Record<AptosRoute, (r: Request) => Promise<string>> = {
   },
   async block_by_version(r) {
     const version = parseU64("version", r.args[0]!);
-    if (version > r.head.latest.lastVersion) throw new AptosApiError(404, "block_not_found", `Block not found by Ledger version(${version})`);
-    if (version < r.head.earliest.firstVersion) throw versionPruned(version);
+    const notFound = () => new AptosApiError(404, "block_not_found", `Block not found by Ledger version(${version})`);
+    checkVersion(r, version, notFound);
     const block = await blockByVersion(r.network.slug, version);
-    if (!block) throw new AptosApiError(404, "block_not_found", `Block not found by Ledger version(${version})`);
+    if (!block) throw notFound();
     return blockJson(r, block);
   },
   async account_transactions(r) {

@@ -4,7 +4,7 @@
  * are read (a parameter that does not parse is a 400 `web_framework_error`, as the fullnode's web
  * framework answers it, without ledger headers).
  */
-import type { AptosErrorJson, LedgerInfo } from "./types";
+import type { AptosErrorJson, BlockJson, LedgerInfo } from "./types";
 
 export class AptosApiError extends Error {
   override name = "AptosApiError";
@@ -86,4 +86,15 @@ export function parseAddress(name: string, text: string): string {
   const hex = text.startsWith("0x") || text.startsWith("0X") ? text.slice(2) : text;
   if (!/^[0-9a-fA-F]{1,64}$/.test(hex)) throw badParameter(name, "string(address)", "invalid account address");
   return `0x${hex.toLowerCase().padStart(64, "0")}`;
+}
+
+/** A block's header fields as `/v1/blocks/by_height` writes them (before `transactions`). */
+export function blockFields(b: { height: bigint; hash: string; timestamp: bigint; firstVersion: bigint; lastVersion: bigint }): Omit<BlockJson, "transactions"> {
+  return {
+    block_height: b.height.toString(),
+    block_hash: b.hash,
+    block_timestamp: b.timestamp.toString(),
+    first_version: b.firstVersion.toString(),
+    last_version: b.lastVersion.toString(),
+  };
 }

@@ -20,6 +20,7 @@
  */
 import { db } from "@/lib/db/client";
 import type { TransactionCondition } from "@/lib/webhooks/types";
+import { blockFields } from "./rest";
 import { blockByHeight, blocksByHeight, type StoredBlock } from "./store";
 import type { UserTransactionJson } from "./types";
 
@@ -69,14 +70,7 @@ export async function aptosBlocks(network: string, fromHeight: bigint, toHeight:
 }
 
 export function blockPeriodMessage(b: AptosBlockSummary): AptosBlockMessage {
-  return {
-    block_height: b.height.toString(),
-    block_hash: b.hash,
-    block_timestamp: b.timestamp.toString(),
-    first_version: b.firstVersion.toString(),
-    last_version: b.lastVersion.toString(),
-    transactions: b.transactionHashes,
-  };
+  return { ...blockFields(b), transactions: b.transactionHashes };
 }
 
 export interface AptosUserTransaction {

@@ -103,15 +103,8 @@ export async function deleteAptosIndex(network: string): Promise<void> {
   ]);
 }
 
-export interface StoredBlock {
-  height: bigint;
-  hash: string;
-  firstVersion: bigint;
-  lastVersion: bigint;
-  timestamp: bigint;
-  epoch: bigint;
-  txHashes: string[];
-}
+/** A stored block's header and the hashes of its transactions, in version order. */
+export type StoredBlock = Omit<IngestBlock, "txs"> & { txHashes: string[] };
 
 const blockSelect = { height: true, hash: true, firstVersion: true, lastVersion: true, timestamp: true, epoch: true, txHashes: true } as const;
 

@@ -204,65 +204,79 @@ const RARITIES = ["common", "rare", "epic", "legendary"] as const;
 const ITEMS = ["Sword", "Shield", "Helmet", "Bow", "Potion", "Ring"] as const;
 const MEMOS = ["rent", "savings", "salary", "refund"] as const;
 
+/** A transfer of one asset between two users; when it is to fail, an amount over the sender's balance. */
+interface TransferKind {
+  asset: "apt" | "dev";
+  fn: string;
+  typeArguments: string[];
+  amounts: [bigint, bigint];
+  abort: string;
+  /** Events and changes of a transfer that went through, given the balances after it. */
+  effects(amount: bigint, senderAfter: bigint, toAfter: bigint): { events: AptosEventJson[]; changes: WriteSetChange[] };
+}
+
+function transfer(state: DevnetState, r: BlockRandom, who: { sender: DevnetAccount; to: DevnetAccount; fail: boolean }, kind: TransferKind): Call {
+  const { sender, to, fail } = who;
+  const have = balanceOf(state, sender)[kind.asset];
+  const amount = fail ? have + r.bigint(1n, kind.amounts[0]) : r.bigint(...kind.amounts);
+  const call: Call = {
+    sender,
+    fn: kind.fn,
+    typeArguments: kind.typeArguments,
+    args: [to.address, new U64(amount)],
+    jsonArgs: [to.hex, amount.toString()],
+    gasUsed: fail ? r.bigint(5n, 8n) : r.bigint(9n, 14n),
+    vmStatus: fail ? kind.abort : EXECUTED,
+    events: [],
+    changes: [],
+  };
+  if (fail) return call;
+  const toAfter = balanceOf(state, to)[kind.asset] + amount;
+  setBalance(state, sender, { [kind.asset]: have - amount });
+  setBalance(state, to, { [kind.asset]: toAfter });
+  return { ...call, ...kind.effects(amount, have - amount, toAfter) };
+}
+
 /** Plans one call of a random kind (about one in ten fails for lack of funds) and applies its effects to `state`. */
 function planCall(state: DevnetState, r: BlockRandom): Call {
   const sender = r.pick(USERS);
   const others = USERS.filter((u) => u !== sender);
   const to = r.pick(others);
   const roll = r.int(100);
-  const bal = balanceOf(state, sender);
   const fail = roll >= 90;
   if (roll < 35 || (fail && roll < 95)) {
     // APT, a fungible asset: withdrawn from the sender's primary store, deposited into the recipient's.
-    const amount = fail ? bal.apt + r.bigint(1n, 1_000_000_000n) : r.bigint(1_000_000n, 5_000_000_000n);
-    const call: Call = {
-      sender,
+    return transfer(state, r, { sender, to, fail }, {
+      asset: "apt",
       fn: "0x1::aptos_account::transfer",
       typeArguments: [],
-      args: [to.address, new U64(amount)],
-      jsonArgs: [to.hex, amount.toString()],
-      gasUsed: fail ? r.bigint(5n, 8n) : r.bigint(9n, 14n),
-      vmStatus: fail ? "Move abort in 0x1::fungible_asset: EINSUFFICIENT_BALANCE(0x10004): The fungible asset's balance is insufficient." : EXECUTED,
-      events: [],
-      changes: [],
-    };
-    if (!fail) {
-      const toBal = balanceOf(state, to);
-      setBalance(state, sender, { apt: bal.apt - amount });
-      setBalance(state, to, { apt: toBal.apt + amount });
-      call.events = [
-        moduleEvent("0x1::fungible_asset::Withdraw", { amount: amount.toString(), store: sender.aptStore }),
-        moduleEvent("0x1::fungible_asset::Deposit", { amount: amount.toString(), store: to.aptStore }),
-      ];
-      call.changes = [aptStoreResource(to, toBal.apt + amount)];
-    }
-    return call;
+      amounts: [1_000_000n, 5_000_000_000n],
+      abort: "Move abort in 0x1::fungible_asset: EINSUFFICIENT_BALANCE(0x10004): The fungible asset's balance is insufficient.",
+      effects: (amount, _senderAfter, toAfter) => ({
+        events: [
+          moduleEvent("0x1::fungible_asset::Withdraw", { amount: amount.toString(), store: sender.aptStore }),
+          moduleEvent("0x1::fungible_asset::Deposit", { amount: amount.toString(), store: to.aptStore }),
+        ],
+        changes: [aptStoreResource(to, toAfter)],
+      }),
+    });
   }
   if (roll < 55 || fail) {
     // DevCoin, a coin: the coin module's events name the account and the coin type.
-    const amount = fail ? bal.dev + r.bigint(1n, 1_000_000n) : r.bigint(1_000n, 100_000_000n);
-    const call: Call = {
-      sender,
+    return transfer(state, r, { sender, to, fail }, {
+      asset: "dev",
       fn: "0x1::coin::transfer",
       typeArguments: [DEV_COIN],
-      args: [to.address, new U64(amount)],
-      jsonArgs: [to.hex, amount.toString()],
-      gasUsed: fail ? r.bigint(5n, 8n) : r.bigint(9n, 14n),
-      vmStatus: fail ? "Move abort in 0x1::coin: EINSUFFICIENT_BALANCE(0x10006): Not enough coins to complete transaction" : EXECUTED,
-      events: [],
-      changes: [],
-    };
-    if (!fail) {
-      const toBal = balanceOf(state, to);
-      setBalance(state, sender, { dev: bal.dev - amount });
-      setBalance(state, to, { dev: toBal.dev + amount });
-      call.events = [
-        moduleEvent("0x1::coin::CoinWithdraw", { account: sender.hex, amount: amount.toString(), coin_type: DEV_COIN }),
-        moduleEvent("0x1::coin::CoinDeposit", { account: to.hex, amount: amount.toString(), coin_type: DEV_COIN }),
-      ];
-      call.changes = [devCoinStoreResource(sender, bal.dev - amount), devCoinStoreResource(to, toBal.dev + amount)];
-    }
-    return call;
+      amounts: [1_000n, 100_000_000n],
+      abort: "Move abort in 0x1::coin: EINSUFFICIENT_BALANCE(0x10006): Not enough coins to complete transaction",
+      effects: (amount, senderAfter, toAfter) => ({
+        events: [
+          moduleEvent("0x1::coin::CoinWithdraw", { account: sender.hex, amount: amount.toString(), coin_type: DEV_COIN }),
+          moduleEvent("0x1::coin::CoinDeposit", { account: to.hex, amount: amount.toString(), coin_type: DEV_COIN }),
+        ],
+        changes: [devCoinStoreResource(sender, senderAfter), devCoinStoreResource(to, toAfter)],
+      }),
+    });
   }
   if (roll < 75) {
     // The market: a module event with data nested three levels deep, and a legacy handle event.
@@ -295,7 +309,7 @@ function planCall(state: DevnetState, r: BlockRandom): Call {
   const amount = r.bigint(1_000_000n, 500_000_000n);
   const memo = r.pick(MEMOS);
   const vaultBal = balanceOf(state, VAULT);
-  setBalance(state, sender, { apt: bal.apt - amount });
+  setBalance(state, sender, { apt: balanceOf(state, sender).apt - amount });
   setBalance(state, VAULT, { apt: vaultBal.apt + amount });
   return {
     sender,

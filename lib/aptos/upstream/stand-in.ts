@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildBlock, genesisBlock, type DevnetState } from "../devnet/chain";
-import { AptosApiError, ledgerHeaders } from "../rest";
+import { AptosApiError, blockFields, ledgerHeaders } from "../rest";
 import type { LedgerInfo, TransactionJson } from "../types";
 import { fixtureBlockA, fixtureBlockB } from "./fixtures";
 
@@ -166,14 +166,7 @@ export class AptosStandIn {
   }
 
   private block(b: ServedBlock, withTransactions: boolean) {
-    return {
-      block_height: b.height.toString(),
-      block_hash: b.hash,
-      block_timestamp: b.timestamp.toString(),
-      first_version: b.firstVersion.toString(),
-      last_version: b.lastVersion.toString(),
-      transactions: withTransactions ? b.txs : null,
-    };
+    return { ...blockFields(b), transactions: withTransactions ? b.txs : null };
   }
 
   private route(url: URL, info: LedgerInfo): unknown {
