@@ -53,6 +53,12 @@ async function json<T>(path: string, init?: RequestInit): Promise<{ status: numb
 }
 
 describe("the devnet producer", () => {
+  it("leaves the read API answering 503 until the first block is stored", async () => {
+    const res = await json<{ message: string; error_code: string }>("/v1/transactions?limit=0005");
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ message: "The ledger of aptos-testnet has no blocks yet; try again shortly.", error_code: "internal_error", vm_error_code: null });
+  });
+
   it("produces blocks from genesis, and after a restart resumes where it stopped: no gap, no repeat", async () => {
     const { logger, messages } = captureLogs();
     const start = () => startAptosDevnetProducer(network, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 20, logger });

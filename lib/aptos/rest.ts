@@ -63,9 +63,9 @@ export function parseU64(name: string, text: string): bigint {
 
 export function parseU16(name: string, text: string): number {
   if (!digits(text)) throw badParameter(name, "integer(uint16)", text === "" ? "cannot parse integer from empty string" : "invalid digit found in string");
-  const n = Number(text.length > 6 ? Infinity : text);
-  if (n > 65_535) throw badParameter(name, "integer(uint16)", "number too large to fit in target type");
-  return n;
+  const n = BigInt(text);
+  if (n > 65_535n) throw badParameter(name, "integer(uint16)", "number too large to fit in target type");
+  return Number(n);
 }
 
 export function parseBool(name: string, text: string): boolean {
