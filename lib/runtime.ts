@@ -100,7 +100,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
             const follower = startAptosFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger });
             stops.push(() => follower.stop());
           } else if (env.DEVNETS === "on") {
-            const producer = startAptosDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.APTOS_BLOCK_TIME_MS, logger });
+            const producer = startAptosDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.APTOS_BLOCK_TIME_MS, keepBlocks: env.APTOS_DEVNET_KEEP_BLOCKS, logger });
             stops.push(() => producer.stop());
           }
           continue;

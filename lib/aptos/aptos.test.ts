@@ -393,3 +393,21 @@ describe("Aptos as a webhook chain source", () => {
     expect(depth3.length).toBeLessThan(expected((t) => hasEvent(t, listed, "0x0")).length);
   });
 });
+
+describe("a devnet that keeps a bounded history", () => {
+  it("prunes its oldest blocks with their transactions and events, and answers below them as a pruned fullnode", async () => {
+    const from = (await aptosHeadHeight(SLUG))!;
+    const producer = startAptosDevnetProducer(network, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 5, keepBlocks: 5, logger: captureLogs().logger });
+    await waitFor("a pruning", async () => (await aptosHead(SLUG))!.earliest.height > 0n);
+    await producer.stop();
+    const head = (await aptosHead(SLUG))!;
+    expect(head.latest.height).toBeGreaterThan(from);
+    expect(head.latest.height - head.earliest.height).toBeLessThan(10n);
+    const oldest = head.earliest.firstVersion;
+    expect(await db().aptosTransaction.count({ where: { network: SLUG, version: { lt: oldest } } })).toBe(0);
+    expect(await db().aptosEvent.count({ where: { network: SLUG, version: { lt: oldest } } })).toBe(0);
+    expect((await json<LedgerInfo>("/v1")).body).toMatchObject({ oldest_block_height: head.earliest.height.toString(), oldest_ledger_version: oldest.toString() });
+    expect((await json("/v1/transactions/by_version/0")).status).toBe(410);
+    expect((await json("/v1/blocks/by_height/0")).status).toBe(410);
+  });
+});

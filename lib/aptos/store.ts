@@ -93,6 +93,17 @@ export async function storeAptosBlocks(network: string, blocks: IngestBlock[], c
   );
 }
 
+/** Removes the blocks below `height` with their transactions and events, in one transaction (the oldest block becomes `height`). */
+export async function pruneAptosIndex(network: string, height: bigint): Promise<void> {
+  const first = await db().aptosBlock.findUnique({ where: { network_height: { network, height } }, select: { firstVersion: true } });
+  if (!first) return;
+  await db().$transaction([
+    db().aptosEvent.deleteMany({ where: { network, version: { lt: first.firstVersion } } }),
+    db().aptosTransaction.deleteMany({ where: { network, version: { lt: first.firstVersion } } }),
+    db().aptosBlock.deleteMany({ where: { network, height: { lt: height } } }),
+  ]);
+}
+
 /** Removes a network's blocks, transactions, events and cursor (an index of another chain). */
 export async function deleteAptosIndex(network: string): Promise<void> {
   await db().$transaction([

@@ -1,7 +1,7 @@
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
-import { aptosCursor, APTOS_INDEX_KIND, storeAptosBlocks, type AptosCursor } from "../store";
+import { aptosCursor, APTOS_INDEX_KIND, pruneAptosIndex, storeAptosBlocks, type AptosCursor } from "../store";
 import type { IngestBlock } from "../types";
 import { buildBlock, devnetStateSchema, genesisBlock, userTxCountFor, type DevnetChain, type DevnetState } from "./chain";
 
@@ -42,9 +42,14 @@ function nextBlock(chain: DevnetChain, p: Position, timestampUs: bigint, userTxs
 
 const nowUs = () => BigInt(Date.now()) * 1000n;
 
+/** The devnet prunes its oldest blocks once per this many blocks (or per `keepBlocks`, when fewer). */
+const PRUNE_EVERY = 1000n;
+
 export interface AptosProducerOptions {
   databaseUrl: string;
   blockTimeMs: number;
+  /** Blocks kept; older ones are removed as it goes, so the index answers like a pruned fullnode. 0 keeps all. */
+  keepBlocks?: number;
   /** Receives the producer's lines and its worker's (for tests); default: componentLogger("aptos", { network }). */
   logger?: Logger;
 }
@@ -53,6 +58,7 @@ export interface AptosProducerOptions {
  * Produces a block every `blockTimeMs` for an Aptos network that has no upstream. Only one
  * process produces per network: the leader of its index writer (others wait and take over if it
  * stops). A restart resumes from the stored cursor, balances and sequence numbers included.
+ * With `keepBlocks`, the oldest blocks are removed as it goes, as a fullnode prunes its history.
  */
 export function startAptosDevnetProducer(network: Network, opts: AptosProducerOptions): WorkerHandle {
   const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
@@ -78,6 +84,9 @@ export function startAptosDevnetProducer(network: Network, opts: AptosProducerOp
       await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor });
       p.cursor = next.cursor;
       p.state = next.state;
+      const keep = BigInt(opts.keepBlocks ?? 0);
+      const every = keep < PRUNE_EVERY ? keep : PRUNE_EVERY;
+      if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n);
       return Math.max(0, opts.blockTimeMs - (Date.now() - started));
     },
     classify: () => ({ what: "block production failed" }),
