@@ -105,7 +105,7 @@ describe("configuration", () => {
       expect(e).toBeInstanceOf(ConfigError);
       const msg = (e as Error).message;
       expect(msg).toContain('UPSTREAM_ETHEREUM_MAINNET: "wss://eth.example" is not an http(s) URL');
-      expect(msg).toContain('UPSTREAM_APTOS_TESTNET: "ftp://aptos.example" is not an http(s) or ws(s) URL');
+      expect(msg).toContain('UPSTREAM_APTOS_TESTNET: "ftp://aptos.example" is not an http(s) URL');
       expect(msg).toContain("PORT:");
     }
   });

@@ -74,7 +74,10 @@ const schema = z.object({
   EVM_BLOCK_TIME_S: integer(1, 60, 2),
   EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),
   CONSENSUS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
-  /** First height a consensus follower ingests into an empty index (default: 100 below the node's head). */
+  APTOS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
+  /** Blocks the Aptos devnet keeps (older ones are pruned, as a fullnode prunes); 0 keeps all. */
+  APTOS_DEVNET_KEEP_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 100_000),
+  /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,
     z

@@ -91,17 +91,18 @@ export function upstreamVariable(d: Pick<NetworkDefinition, "protocol" | "networ
 
 /**
  * The URLs of `UPSTREAM_<PROTOCOL>_<NETWORK>`: comma-separated, blanks ignored. The EVM gateway
- * forwards over HTTP; a consensus follower also takes a ws(s) URL. Returns the problem in words
- * when a URL has another scheme.
+ * and the Aptos follower (fullnode REST API) speak HTTP; a consensus follower also takes a ws(s)
+ * URL. Returns the problem in words when a URL has another scheme.
  */
 function parseUpstreamUrls(d: Pick<NetworkDefinition, "family">, raw: string | undefined): { urls: string[] } | { error: string } {
   const urls = (raw ?? "")
     .split(",")
     .map((u) => u.trim())
     .filter(Boolean);
-  const schemes = d.family === "evm" ? /^https?:\/\//i : /^(https?|wss?):\/\//i;
+  const websockets = d.family === "consensus";
+  const schemes = websockets ? /^(https?|wss?):\/\//i : /^https?:\/\//i;
   const bad = urls.find((url) => !schemes.test(url));
-  if (bad !== undefined) return { error: `"${bad}" is not an ${d.family === "evm" ? "http(s)" : "http(s) or ws(s)"} URL` };
+  if (bad !== undefined) return { error: `"${bad}" is not an ${websockets ? "http(s) or ws(s)" : "http(s)"} URL` };
   return { urls };
 }
 

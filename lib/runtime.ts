@@ -3,6 +3,8 @@ import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
+import { startAptosDevnetProducer } from "@/lib/aptos/devnet/producer";
+import { startAptosFollower } from "@/lib/aptos/upstream/follower";
 import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
 import { startUpstreamFollower } from "@/lib/consensus/upstream/follower";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
@@ -92,6 +94,17 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     stops.push(() => invalidations.stop());
     if (env.ROLE !== "web") {
       for (const n of networks()) {
+        if (n.family === "move") {
+          const logger = log.child({ component: "aptos", network: n.slug });
+          if (n.source.kind === "upstream") {
+            const follower = startAptosFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger });
+            stops.push(() => follower.stop());
+          } else if (env.DEVNETS === "on") {
+            const producer = startAptosDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.APTOS_BLOCK_TIME_MS, keepBlocks: env.APTOS_DEVNET_KEEP_BLOCKS, logger });
+            stops.push(() => producer.stop());
+          }
+          continue;
+        }
         if (n.family !== "consensus") continue;
         if (n.source.kind === "upstream") {
           const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger: log.child({ component: "consensus", network: n.slug }) });

@@ -112,9 +112,20 @@ function refused(reason: KeyRefusal): AppError {
   return new AppError("AUTHENTICATION_FAILED", reason === "MALFORMED" ? "The API key is invalid." : "The API key is invalid or has been reset.");
 }
 
-function keyFromRequest(req: IncomingMessage, pathKey: string | undefined): string {
+/** The key of `Authorization: Bearer <key>`, when the header has that form. */
+function bearerKey(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
+  return match?.[1];
+}
+
+function keyFromRequest(req: IncomingMessage, pathKey: string | undefined, mount: Mount): string {
   const header = req.headers["x-api-key"];
-  const headerKey = Array.isArray(header) ? header.join(",") : header;
+  const apiKeyHeader = Array.isArray(header) ? header.join(",") : header;
+  const bearer = mount.bearerKey ? bearerKey(req) : undefined;
+  if (apiKeyHeader !== undefined && bearer !== undefined && apiKeyHeader !== bearer) {
+    throw new AppError("AUTHENTICATION_FAILED", "The X-API-KEY header and the Authorization header carry different keys.");
+  }
+  const headerKey = apiKeyHeader ?? bearer;
   if (headerKey !== undefined && pathKey !== undefined) {
     throw new AppError("AUTHENTICATION_FAILED", "Give the API key either in the X-API-KEY header or in the path, not both.");
   }
@@ -194,7 +205,7 @@ function splitPath(url: string): string[] {
 }
 
 /**
- * The public API router: `/rpc/...`, `/node/...` and `/v1/...`. Returns false for any other path,
+ * The public API router: `/rpc/...`, `/node/...`, `/v1/...` and `/aptos/...`. Returns false for any other path,
  * which the caller hands to Next.js. Every route goes through the same steps: match, CORS,
  * method, key, network, limits, handler, metering; every failure is `{ code, message }`.
  * The common case (a cached key) runs without waiting on anything but the request body.
@@ -257,7 +268,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           "Access-Control-Expose-Headers": EXPOSE_HEADERS,
           "X-Request-Id": requestId,
           "Access-Control-Allow-Methods": [...allowed, "OPTIONS"].join(", "),
-          "Access-Control-Allow-Headers": "Content-Type, X-API-KEY",
+          "Access-Control-Allow-Headers": ["Content-Type", "X-API-KEY", ...(mount.corsHeaders ?? [])].join(", "),
           "Access-Control-Max-Age": "86400",
         });
         res.end();
@@ -266,7 +277,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!allowed.includes(req.method ?? "")) {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
       }
-      const secret = keyFromRequest(req, match.pathKey);
+      const secret = keyFromRequest(req, match.pathKey, mount);
       let client: string | undefined;
       const verified = keys.verify(secret, () => {
         client = clientOf(req);

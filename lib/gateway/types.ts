@@ -38,8 +38,12 @@ export interface RouteMatch {
 
 /** One public API family mounted at `/<prefix>/...`. */
 export interface Mount {
-  prefix: "rpc" | "node" | "v1";
+  prefix: "rpc" | "node" | "v1" | "aptos";
   families: readonly Family[];
+  /** Also take the key from `Authorization: Bearer <key>`, as Aptos clients send API keys. */
+  bearerKey?: boolean;
+  /** Request headers browsers may send beyond Content-Type and X-API-KEY (CORS preflight). */
+  corsHeaders?: readonly string[];
   /** Path segments after the prefix; undefined answers 404 WRONG_ENDPOINT. */
   match(segments: string[]): RouteMatch | undefined;
 }

@@ -1,0 +1,118 @@
+import { componentLogger, type Logger } from "@/lib/log";
+import type { Network } from "@/lib/networks";
+import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
+import { aptosCursor, APTOS_INDEX_KIND, pruneAptosIndex, storeAptosBlocks, type AptosCursor } from "../store";
+import type { IngestBlock } from "../types";
+import { buildBlock, devnetStateSchema, genesisBlock, userTxCountFor, type DevnetChain, type DevnetState } from "./chain";
+
+/** Where the devnet stands: the stored cursor, and the chain state it carries. */
+interface Position {
+  cursor: AptosCursor | null;
+  state: DevnetState | null;
+}
+
+/**
+ * Reads where the devnet stopped; "foreign" when the index holds another chain (an upstream was
+ * followed into it, or the cursor is of another chain id).
+ */
+async function resume(network: Network): Promise<Position | "foreign"> {
+  const cursor = await aptosCursor(network.slug).read();
+  if (!cursor) return { cursor: null, state: null };
+  if (cursor.source !== "devnet" || cursor.chainId !== Number(network.devnetChainId)) return "foreign";
+  const state = devnetStateSchema.safeParse(cursor.devnet);
+  if (!state.success) throw new Error(`the devnet state in the cursor of ${network.slug} is not valid: ${state.error.message}`);
+  return { cursor, state: state.data };
+}
+
+/** Builds the block after `p` (the genesis block first) at `timestampUs`. */
+function nextBlock(chain: DevnetChain, p: Position, timestampUs: bigint, userTxs: number): { block: IngestBlock; next: Position } {
+  const built =
+    p.cursor && p.state
+      ? buildBlock(chain, BigInt(p.cursor.nextHeight), BigInt(p.cursor.nextVersion), p.state, timestampUs > BigInt(p.state.timestampUs) ? timestampUs : BigInt(p.state.timestampUs) + 1n, userTxs)
+      : genesisBlock();
+  const cursor: AptosCursor = {
+    source: "devnet",
+    chainId: chain.chainId,
+    nextHeight: (built.block.height + 1n).toString(),
+    nextVersion: (built.block.lastVersion + 1n).toString(),
+    devnet: built.state,
+  };
+  return { block: built.block, next: { cursor, state: built.state } };
+}
+
+const nowUs = () => BigInt(Date.now()) * 1000n;
+
+/** The devnet prunes its oldest blocks once per this many blocks (or per `keepBlocks`, when fewer). */
+const PRUNE_EVERY = 1000n;
+
+export interface AptosProducerOptions {
+  databaseUrl: string;
+  blockTimeMs: number;
+  /** Blocks kept; older ones are removed as it goes, so the index answers like a pruned fullnode. 0 keeps all. */
+  keepBlocks?: number;
+  /** Receives the producer's lines and its worker's (for tests); default: componentLogger("aptos", { network }). */
+  logger?: Logger;
+}
+
+/**
+ * Produces a block every `blockTimeMs` for an Aptos network that has no upstream. Only one
+ * process produces per network: the leader of its index writer (others wait and take over if it
+ * stops). A restart resumes from the stored cursor, balances and sequence numbers included.
+ * With `keepBlocks`, the oldest blocks are removed as it goes, as a fullnode prunes its history.
+ */
+export function startAptosDevnetProducer(network: Network, opts: AptosProducerOptions): WorkerHandle {
+  const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
+  const log = opts.logger ?? componentLogger("aptos", { network: network.slug });
+  return startWorker<Position>({
+    kind: APTOS_INDEX_KIND,
+    key: network.slug,
+    leader: { databaseUrl: opts.databaseUrl },
+    logger: opts.logger,
+    async init() {
+      const position = await resume(network);
+      if (position === "foreign") {
+        log.warn("the index holds another chain (an upstream's); not producing devnet blocks on top of it");
+        return WORKER_DONE;
+      }
+      log.info(`producing devnet blocks from height ${position.cursor?.nextHeight ?? 0} (chain id ${chain.chainId})`);
+      return position;
+    },
+    async step(p) {
+      const started = Date.now();
+      const height = p.cursor ? BigInt(p.cursor.nextHeight) : 0n;
+      const { block, next } = nextBlock(chain, p, nowUs(), userTxCountFor(height));
+      await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor });
+      p.cursor = next.cursor;
+      p.state = next.state;
+      const keep = BigInt(opts.keepBlocks ?? 0);
+      const every = keep < PRUNE_EVERY ? keep : PRUNE_EVERY;
+      if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n);
+      return Math.max(0, opts.blockTimeMs - (Date.now() - started));
+    },
+    classify: () => ({ what: "block production failed" }),
+  });
+}
+
+/**
+ * Generates `blocks` blocks with `userTxs` user transactions each after the stored head, in bulk
+ * (tests and benchmarks): block times one second apart, ending now.
+ */
+export async function generateAptosBlocks(network: Network, blocks: number, userTxs: number, opts: { batch?: number } = {}): Promise<void> {
+  const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
+  const resumed = await resume(network);
+  if (resumed === "foreign") throw new Error(`${network.slug}: the index holds another chain`);
+  let p = resumed;
+  const start = nowUs() - BigInt(blocks) * 1_000_000n;
+  const batch = opts.batch ?? 50;
+  for (let built = 0; built < blocks; ) {
+    const expected = p.cursor;
+    const batchBlocks: IngestBlock[] = [];
+    for (let i = 0; i < Math.min(batch, blocks - built); i++) {
+      const { block, next } = nextBlock(chain, p, start + BigInt(built + i) * 1_000_000n, userTxs);
+      batchBlocks.push(block);
+      p = next;
+    }
+    await storeAptosBlocks(network.slug, batchBlocks, { next: p.cursor!, expected });
+    built += batchBlocks.length;
+  }
+}
