@@ -46,6 +46,21 @@ describe("configuration", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "one" })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 
+  it("lets webhooks reach private addresses over http only in a run nobody else can reach, unless told", () => {
+    const prod = { NODE_ENV: "production", DATA_DIR: tmp() };
+    const policy = (extra: Record<string, string>) => {
+      const e = parseEnv({ ...prod, ...extra });
+      return { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE_URLS, httpsOnly: e.WEBHOOK_HTTPS_ONLY };
+    };
+    expect(policy({ NODE_ENV: "development" })).toEqual({ allowPrivate: true, httpsOnly: false });
+    // npm start on a laptop: production build, bound to loopback, reached as localhost.
+    expect(policy({})).toEqual({ allowPrivate: true, httpsOnly: false });
+    expect(policy({ HOST: "0.0.0.0" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    expect(policy({ PUBLIC_URL: "https://nodes.example.com" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    expect(policy({ HOST: "0.0.0.0", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_HTTPS_ONLY: "off" })).toEqual({ allowPrivate: true, httpsOnly: false });
+    expect(policy({ WEBHOOK_ALLOW_PRIVATE_URLS: "no", WEBHOOK_HTTPS_ONLY: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
+  });
+
   it("requires GitHub sign-in variables in pairs", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
   });
