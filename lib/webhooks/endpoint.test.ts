@@ -50,6 +50,17 @@ async function create(path: string, body: unknown, key?: string) {
   return r.json;
 }
 
+/** Each call answers 400 with the code and a message containing the text. */
+async function expectRefusals(cases: Array<{ method: string; path: string; body?: unknown; key?: string; code: string; message: string }>) {
+  for (const c of cases) {
+    const what = `${c.method} ${c.path} ${JSON.stringify(c.body) ?? ""}`;
+    const r = await call(c.method, c.path, { body: c.body, key: c.key });
+    expect(r.status, what).toBe(400);
+    expect(r.json.code, what).toBe(c.code);
+    expect(r.json.message, what).toContain(c.message);
+  }
+}
+
 async function usage(projectId: string) {
   await gw.meter.flush();
   return db().usageBucket.findMany({ where: { projectId }, orderBy: { endpoint: "asc" } });
@@ -284,12 +295,7 @@ describe("list and get", () => {
       ["subscriptionId=12", "INVALID_PARAMETER", "subscriptionId must be a subscription id"],
       ["sort=asc", "INVALID_PARAMETER", "sort is not a known field"],
     ];
-    for (const [query, code, message] of cases) {
-      const r = await call("GET", `${ETH}?${query}`);
-      expect(r.status, query).toBe(400);
-      expect(r.json.code, query).toBe(code);
-      expect(r.json.message, query).toContain(message);
-    }
+    await expectRefusals(cases.map(([query, code, message]) => ({ method: "GET", path: `${ETH}?${query}`, code, message })));
   });
 });
 
@@ -336,12 +342,7 @@ describe("update and delete", () => {
       [{ description: "" }, "INVALID_PARAMETER", "description must not be empty"],
       [{ notification: { webhookUrl: "mailto:a@b.c" } }, "INVALID_PARAMETER", "notification.webhookUrl must be an absolute http:// or https:// URL"],
     ];
-    for (const [body, code, message] of cases) {
-      const r = await call("PATCH", `${ETH}/${id}`, { body });
-      expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.json.code, JSON.stringify(body)).toBe(code);
-      expect(r.json.message, JSON.stringify(body)).toContain(message);
-    }
+    await expectRefusals(cases.map(([body, code, message]) => ({ method: "PATCH", path: `${ETH}/${id}`, body, code, message })));
     expect(await db().webhookSubscription.findUniqueOrThrow({ where: { id } })).toEqual(before);
   });
 
@@ -508,12 +509,7 @@ describe("history", () => {
       ["rpp=500", "INVALID_PARAMETER", "rpp must be a whole number from 1 to 100"],
       ["withEventMessage=yes", "INVALID_PARAMETER", "withEventMessage must be true or false"],
     ];
-    for (const [query, code, message] of cases) {
-      const r = await call("GET", `${ETH}/history?${query}`, { key: p.apiKey });
-      expect(r.status, query).toBe(400);
-      expect(r.json.code, query).toBe(code);
-      expect(r.json.message, query).toContain(message);
-    }
+    await expectRefusals(cases.map(([query, code, message]) => ({ method: "GET", path: `${ETH}/history?${query}`, key: p.apiKey, code, message })));
   });
 
   it("forgets attempts and finished messages after the retention period", async () => {
@@ -545,12 +541,7 @@ describe("engine actions", () => {
       [`${ETH}/preview`, logBody({ condition: { address: TOKEN, topics: ["0x12"] } }), "INVALID_PARAMETER", "condition.topics[0] must be a topic"],
       [`${APTOS}/preview`, logBody(), "INVALID_PARAMETER", "eventType LOG is not supported on aptos/mainnet"],
     ];
-    for (const [path, body, code, message] of cases) {
-      const r = await call("POST", path, { body });
-      expect(r.status, path).toBe(400);
-      expect(r.json.code, `${path} ${JSON.stringify(body)}`).toBe(code);
-      expect(r.json.message).toContain(message);
-    }
+    await expectRefusals(cases.map(([path, body, code, message]) => ({ method: "POST", path, body, code, message })));
     const resend = await call("POST", `${ETH}/${id}/messages/msg_nope/resend`);
     expect(resend.json).toEqual({ code: "RESOURCE_NOT_FOUND", message: "No such message in this project on ethereum/mainnet." });
   });
