@@ -46,6 +46,10 @@ describe("configuration", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), TRUSTED_PROXY_HOPS: "one" })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 
+  it("requires GitHub sign-in variables in pairs", () => {
+    expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
+  });
+
   it("lets webhooks reach private addresses over http only in a run nobody else can reach, unless told", () => {
     const prod = { NODE_ENV: "production", DATA_DIR: tmp() };
     const policy = (extra: Record<string, string>) => {
@@ -59,10 +63,6 @@ describe("configuration", () => {
     expect(policy({ PUBLIC_URL: "https://nodes.example.com" })).toEqual({ allowPrivate: false, httpsOnly: true });
     expect(policy({ HOST: "0.0.0.0", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_HTTPS_ONLY: "off" })).toEqual({ allowPrivate: true, httpsOnly: false });
     expect(policy({ WEBHOOK_ALLOW_PRIVATE_URLS: "no", WEBHOOK_HTTPS_ONLY: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
-  });
-
-  it("requires GitHub sign-in variables in pairs", () => {
-    expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
   });
 
   it("reads DATABASE_POOL_SIZE as a pool size from 1 to 200 (default 10)", () => {

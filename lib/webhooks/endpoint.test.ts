@@ -321,6 +321,7 @@ describe("update and delete", () => {
 
   it("turns a subscription off, and on again clearing the service's deactivation", async () => {
     const id = (await create(ETH, logBody())).subscriptionId as string;
+    expect((await call("PATCH", `${ETH}/${id}`, { body: { isActive: true } })).json).toEqual({ result: true });
     expect((await call("PATCH", `${ETH}/${id}`, { body: { isActive: false } })).status).toBe(200);
     expect((await call("GET", `${ETH}/${id}`)).json.isActive).toBe(false);
     await db().webhookSubscription.update({ where: { id }, data: { deactivatedReason: "The receiver answered 410 Gone.", deactivatedAt: new Date(), failingSince: new Date() } });
