@@ -62,6 +62,21 @@ describe("configuration", () => {
     expect(() => parseEnv({ DATA_DIR: tmp(), GITHUB_ID: "x" })).toThrow(/GITHUB_ID, GITHUB_SECRET/);
   });
 
+  it("lets webhooks reach private addresses over http only in a run nobody else can reach, unless told", () => {
+    const prod = { NODE_ENV: "production", DATA_DIR: tmp() };
+    const policy = (extra: Record<string, string>) => {
+      const e = parseEnv({ ...prod, ...extra });
+      return { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE_URLS, httpsOnly: e.WEBHOOK_HTTPS_ONLY };
+    };
+    expect(policy({ NODE_ENV: "development" })).toEqual({ allowPrivate: true, httpsOnly: false });
+    // npm start on a laptop: production build, bound to loopback, reached as localhost.
+    expect(policy({})).toEqual({ allowPrivate: true, httpsOnly: false });
+    expect(policy({ HOST: "0.0.0.0" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    expect(policy({ PUBLIC_URL: "https://nodes.example.com" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    expect(policy({ HOST: "0.0.0.0", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_HTTPS_ONLY: "off" })).toEqual({ allowPrivate: true, httpsOnly: false });
+    expect(policy({ WEBHOOK_ALLOW_PRIVATE_URLS: "no", WEBHOOK_HTTPS_ONLY: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
+  });
+
   it("reads DATABASE_POOL_SIZE as a pool size from 1 to 200 (default 10)", () => {
     expect(parseEnv({ DATA_DIR: tmp() }).DATABASE_POOL_SIZE).toBe(10);
     expect(parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: " 25 " }).DATABASE_POOL_SIZE).toBe(25);

@@ -11,6 +11,8 @@ const integer = (min: number, max: number, fallback: number) => z.preprocess(emp
 const port = (fallback: number) => integer(1, 65535, fallback);
 /** A switch: unset, empty, 0, false, off or no is off; any other value is on. */
 const flag = z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v !== undefined && !/^(0|false|off|no)$/i.test(v.trim()));
+/** A switch with no fixed default: unset or empty stays undefined (the default is computed). */
+const optionalFlag = z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => (v === undefined ? undefined : !/^(0|false|off|no)$/i.test(v.trim())));
 const secret = z.preprocess(
   emptyAsUndefined,
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
@@ -77,6 +79,14 @@ const schema = z.object({
   APTOS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
   /** Blocks the Aptos devnet keeps (older ones are pruned, as a fullnode prunes); 0 keeps all. */
   APTOS_DEVNET_KEEP_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 100_000),
+  /**
+   * Webhook URLs may point at private, loopback, link-local, unique-local, multicast or unspecified
+   * addresses. Default: on for a local run (not production, or bound to loopback with a loopback
+   * PUBLIC_URL), off otherwise.
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: optionalFlag,
+  /** Webhook URLs must be https. Default: the opposite of WEBHOOK_ALLOW_PRIVATE_URLS's default. */
+  WEBHOOK_HTTPS_ONLY: optionalFlag,
   /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,
@@ -93,7 +103,7 @@ const schema = z.object({
   DEBUG_SCHEMA_ENGINE: flag,
 });
 
-export type Env = z.infer<typeof schema> & {
+export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY"> & {
   APP_SECRET: string;
   NEXTAUTH_SECRET: string;
   PUBLIC_URL: string;
@@ -101,7 +111,20 @@ export type Env = z.infer<typeof schema> & {
   productionMode: boolean;
   /** Upstream node URLs by network slug, from UPSTREAM_<PROTOCOL>_<NETWORK> (networks without one are absent). */
   UPSTREAMS: Readonly<Record<string, readonly string[]>>;
+  WEBHOOK_ALLOW_PRIVATE_URLS: boolean;
+  WEBHOOK_HTTPS_ONLY: boolean;
 };
+
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
+
+/**
+ * A run nobody else can reach: not production, or a server bound to loopback whose public URL is
+ * loopback too. There, webhooks may go to receivers on this machine or network (the devnets are
+ * local too); anywhere else such URLs would let a user make the server call its own network.
+ */
+function localRun(nodeEnv: string, host: string, publicUrl: string): boolean {
+  return nodeEnv !== "production" || (LOOPBACK_HOST.test(host) && LOOPBACK_HOST.test(new URL(publicUrl).hostname));
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -164,7 +187,17 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     throw invalid(["MAIL_FROM: required when SMTP_URL is set (the sender of verification mail, for example Blockgate <no-reply@example.com>)"]);
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
-  return { ...env, APP_SECRET, NEXTAUTH_SECRET, PUBLIC_URL, productionMode, UPSTREAMS: upstream.upstreams };
+  const local = localRun(env.NODE_ENV, env.HOST, PUBLIC_URL);
+  return {
+    ...env,
+    APP_SECRET,
+    NEXTAUTH_SECRET,
+    PUBLIC_URL,
+    productionMode,
+    UPSTREAMS: upstream.upstreams,
+    WEBHOOK_ALLOW_PRIVATE_URLS: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? local,
+    WEBHOOK_HTTPS_ONLY: env.WEBHOOK_HTTPS_ONLY ?? !local,
+  };
 }
 
 const databaseSchema = schema.pick({ DATA_DIR: true, DATABASE_URL: true, EMBEDDED_PG_PORT: true });

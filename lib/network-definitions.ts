@@ -80,7 +80,7 @@ export const NETWORK_DEFINITIONS: readonly NetworkDefinition[] = [
       currency: "APT",
       recordCase: "lower",
       finalityDepth: 0,
-      eventTypes: ["TRANSACTION"],
+      eventTypes: ["TRANSACTION", "BLOCK_PERIOD"],
     }),
   ),
 ];

@@ -42,6 +42,6 @@ describe("network catalog", () => {
     expect(recordNames(eth)).toEqual({ protocol: "ETHEREUM", network: "MAINNET" });
     expect(recordNames(aptos)).toEqual({ protocol: "aptos", network: "testnet" });
     expect(eth.eventTypes).toEqual(["LOG", "BLOCK_PERIOD"]);
-    expect(aptos.eventTypes).toEqual(["TRANSACTION"]);
+    expect(aptos.eventTypes).toEqual(["TRANSACTION", "BLOCK_PERIOD"]);
   });
 });

@@ -9,7 +9,7 @@ import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-li
 import type { UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
 import { QuotaTracker } from "./quota";
-import type { GatewayContext, GatewayResponse, Mount, RouteMatch } from "./types";
+import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "./types";
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -241,6 +241,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     send(res, ctx.requestId, response);
   }
 
+  function serveOpen(req: IncomingMessage, res: ServerResponse, requestId: string, route: OpenRoute) {
+    const ctx = { req, requestId, url: new URL(req.url ?? "/", "http://gateway"), body: (limit = DEFAULT_BODY_LIMIT) => readBody(req, limit) };
+    route.open
+      .handle(ctx)
+      .then((response) => send(res, requestId, response))
+      .catch((e: unknown) => fail(req, res, requestId, e));
+  }
+
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared);
@@ -261,7 +269,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       const segments = splitPath(url);
       const match = mount.match(segments);
       if (!match) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
-      const allowed = match.endpoint.methods;
+      const allowed = "open" in match ? match.open.methods : match.endpoint.methods;
       if (req.method === "OPTIONS") {
         res.writeHead(204, {
           "Access-Control-Allow-Origin": "*",
@@ -276,6 +284,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       }
       if (!allowed.includes(req.method ?? "")) {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
+      }
+      if ("open" in match) {
+        serveOpen(req, res, requestId, match);
+        return true;
       }
       const secret = keyFromRequest(req, match.pathKey, mount);
       let client: string | undefined;

@@ -36,6 +36,22 @@ export interface RouteMatch {
   pathKey?: string;
 }
 
+/** What a route without a key gets: no project, no network, no metering. */
+export interface OpenContext {
+  req: IncomingMessage;
+  url: URL;
+  requestId: string;
+  body(limit?: number): Promise<Buffer>;
+}
+
+/** A route that needs no API key and belongs to no network (the webhook test inbox, the OpenAPI document). */
+export interface OpenRoute {
+  open: {
+    methods: readonly string[];
+    handle(ctx: OpenContext): Promise<GatewayResponse>;
+  };
+}
+
 /** One public API family mounted at `/<prefix>/...`. */
 export interface Mount {
   prefix: "rpc" | "node" | "v1" | "aptos";
@@ -45,5 +61,5 @@ export interface Mount {
   /** Request headers browsers may send beyond Content-Type and X-API-KEY (CORS preflight). */
   corsHeaders?: readonly string[];
   /** Path segments after the prefix; undefined answers 404 WRONG_ENDPOINT. */
-  match(segments: string[]): RouteMatch | undefined;
+  match(segments: string[]): RouteMatch | OpenRoute | undefined;
 }

@@ -1,0 +1,148 @@
+/**
+ * The webhook API on the public gateway: `/v1/<protocol>/<network>/webhooks…` with the key in
+ * X-API-KEY (the gateway authenticates, resolves the network and limits), the test inboxes at
+ * `/v1/inbox/<token>` and the OpenAPI document at `/v1/openapi.json` (neither needs a key).
+ * Each call is charged and metered by the catalog's CU (lib/webhooks/catalog.ts); failures cost 0.
+ */
+import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
+import { AppError } from "@/lib/errors";
+import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
+import { INBOX_BODY_LIMIT, recordInboxRequest } from "./inbox";
+import { openApiJson } from "./openapi";
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  previewWebhook,
+  queryInput,
+  replayWebhook,
+  resendWebhookMessage,
+  testWebhook,
+  updateWebhook,
+  webhookHistory,
+  type WebhookScope,
+} from "./service";
+
+/** Webhook requests are small; anything bigger is refused before parsing. */
+const BODY_LIMIT = 64 * 1024;
+
+async function jsonBody(ctx: GatewayContext): Promise<unknown> {
+  const raw = await ctx.body(BODY_LIMIT);
+  const text = raw.toString("utf8").trim();
+  if (text === "") throw new AppError("INVALID_PARAMETER", "The request body is empty: send a JSON object with Content-Type: application/json.");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new AppError("INVALID_PARAMETER", `The request body is not valid JSON (${(e as Error).message.slice(0, 200)}).`);
+  }
+}
+
+const scopeOf = (ctx: GatewayContext): WebhookScope => ({ projectId: ctx.principal.projectId, network: ctx.network });
+const ok = (body: unknown, status = 200): GatewayResponse => ({ status, body });
+
+/** Charges the route's CU, runs it, and meters it (0 CU and an error when it fails). */
+async function metered(ctx: GatewayContext, route: WebhookRouteId, work: () => Promise<GatewayResponse>): Promise<GatewayResponse> {
+  const { cu } = WEBHOOK_ROUTES[route];
+  ctx.charge(cu);
+  const label = webhookUsageLabel(route);
+  let response: GatewayResponse;
+  try {
+    response = await work();
+  } catch (e) {
+    ctx.meter(label, 0, true);
+    throw e;
+  }
+  ctx.meter(label, cu, false);
+  return response;
+}
+
+type Handlers = Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", [WebhookRouteId, (ctx: GatewayContext) => Promise<GatewayResponse>]>>;
+
+/** One path: its methods, each with its catalog route. */
+function endpoint(handlers: Handlers): Endpoint {
+  return {
+    methods: Object.keys(handlers),
+    handle(ctx) {
+      const [route, run] = handlers[ctx.req.method as keyof Handlers]!;
+      return metered(ctx, route, () => run(ctx));
+    },
+  };
+}
+
+const collection = endpoint({
+  GET: ["list", async (ctx) => ok(await listWebhooks(scopeOf(ctx), queryInput(ctx.url.searchParams)))],
+  POST: ["create", async (ctx) => ok(await createWebhook(ctx.principal.projectId, ctx.network, await jsonBody(ctx)), 201)],
+});
+const history = endpoint({ GET: ["history", async (ctx) => ok(await webhookHistory(scopeOf(ctx), queryInput(ctx.url.searchParams)))] });
+const preview = endpoint({ POST: ["preview", async (ctx) => ok(await previewWebhook(ctx.network, await jsonBody(ctx)))] });
+
+function subscriptionEndpoints(id: string, rest: string[]): Endpoint | undefined {
+  if (rest.length === 0) {
+    return endpoint({
+      GET: ["get", async (ctx) => ok(await getWebhook(scopeOf(ctx), id))],
+      PATCH: [
+        "update",
+        async (ctx) => {
+          await updateWebhook(scopeOf(ctx), id, await jsonBody(ctx));
+          return ok({ result: true });
+        },
+      ],
+      DELETE: [
+        "delete",
+        async (ctx) => {
+          await deleteWebhook(scopeOf(ctx), id);
+          return ok({ result: true });
+        },
+      ],
+    });
+  }
+  if (rest.length === 1 && rest[0] === "test") {
+    return endpoint({ POST: ["test", async (ctx) => ok({ result: true, ...(await testWebhook(scopeOf(ctx), id)) })] });
+  }
+  if (rest.length === 1 && rest[0] === "replay") {
+    return endpoint({ POST: ["replay", async (ctx) => ok(await replayWebhook(scopeOf(ctx), id, await jsonBody(ctx)))] });
+  }
+  if (rest.length === 3 && rest[0] === "messages" && rest[2] === "resend") {
+    const messageId = rest[1]!;
+    return endpoint({ POST: ["resend", async (ctx) => ok({ result: true, ...(await resendWebhookMessage(scopeOf(ctx), id, messageId)) })] });
+  }
+  return undefined;
+}
+
+const openApi: OpenRoute = { open: { methods: ["GET"], handle: async () => ok(openApiJson()) } };
+
+function inbox(token: string): OpenRoute {
+  return {
+    open: {
+      methods: ["POST"],
+      async handle(ctx) {
+        const body = await ctx.body(INBOX_BODY_LIMIT);
+        const { id } = await recordInboxRequest(token, { method: ctx.req.method ?? "POST", headers: ctx.req.headers, body });
+        return ok({ result: true, id });
+      },
+    },
+  };
+}
+
+/**
+ * `/v1/<protocol>/<network>/webhooks`, `…/webhooks/history`, `…/webhooks/preview`,
+ * `…/webhooks/<id>`, `…/webhooks/<id>/test`, `…/webhooks/<id>/replay`,
+ * `…/webhooks/<id>/messages/<messageId>/resend`; `/v1/inbox/<token>`; `/v1/openapi.json`.
+ */
+export const webhookMount: Mount = {
+  prefix: "v1",
+  families: ["evm", "move"],
+  match(segments): RouteMatch | OpenRoute | undefined {
+    if (segments.length === 1 && segments[0] === "openapi.json") return openApi;
+    if (segments.length === 2 && segments[0] === "inbox") return inbox(segments[1]!);
+    const [protocol, network, webhooks, id, ...rest] = segments;
+    if (protocol === undefined || network === undefined || webhooks !== "webhooks") return undefined;
+    const at = { protocol, network };
+    if (id === undefined) return { network: at, endpoint: collection };
+    if (rest.length === 0 && id === "history") return { network: at, endpoint: history };
+    if (rest.length === 0 && id === "preview") return { network: at, endpoint: preview };
+    const found = subscriptionEndpoints(id, rest);
+    return found ? { network: at, endpoint: found } : undefined;
+  },
+};

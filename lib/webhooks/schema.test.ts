@@ -1,0 +1,70 @@
+import path from "node:path";
+import { build } from "esbuild";
+import { describe, expect, it } from "vitest";
+import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
+import { normalizeMoveAddress, normalizeMoveFunction, normalizeMoveStructType } from "./move-names";
+import { createWebhookSchema, describeIssue, fieldPath, parseTime, updateWebhookSchema } from "./schema";
+
+const eth = NETWORK_DEFINITIONS.find((n) => n.slug === "ethereum-sepolia")!;
+
+describe("Move names", () => {
+  it("writes addresses as AIP-40 does: special addresses short, the rest 64 hex digits, lower case", () => {
+    expect(normalizeMoveAddress("0x1")).toBe("0x1");
+    expect(normalizeMoveAddress("0x0000000000000000000000000000000000000000000000000000000000000001")).toBe("0x1");
+    expect(normalizeMoveAddress("0x0")).toBe("0x0");
+    expect(normalizeMoveAddress("0xF")).toBe("0xf");
+    expect(normalizeMoveAddress("0x10")).toBe("0x" + "0".repeat(62) + "10");
+    expect(normalizeMoveAddress("0xABC")).toBe("0x" + "0".repeat(61) + "abc");
+    for (const bad of ["0x", "1", "0xg", "0x" + "1".repeat(65), " 0x1"]) expect(normalizeMoveAddress(bad), bad).toBeNull();
+  });
+
+  it("checks entry functions and event types, type arguments included", () => {
+    expect(normalizeMoveFunction("0x1::aptos_account::transfer")).toBe("0x1::aptos_account::transfer");
+    expect(normalizeMoveFunction("0xCAFE::Pool::swap_exact")).toBe(`0x${"0".repeat(60)}cafe::Pool::swap_exact`);
+    for (const bad of ["0x1::coin", "0x1::coin::transfer::x", "coin::transfer", "0x1::1coin::transfer", "0x1::coin::transfer<u8>"]) expect(normalizeMoveFunction(bad), bad).toBeNull();
+
+    expect(normalizeMoveStructType("0x1::coin::CoinDeposit")).toBe("0x1::coin::CoinDeposit");
+    expect(normalizeMoveStructType("0x1::coin::CoinStore< 0x1::aptos_coin::AptosCoin >")).toBe("0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>");
+    expect(normalizeMoveStructType("0x1::pool::Pair<u64,vector<vector<u8>>, 0xAB::m::T<address>, 0xA::m::U>")).toBe(`0x1::pool::Pair<u64, vector<vector<u8>>, 0x${"0".repeat(62)}ab::m::T<address>, 0xa::m::U>`);
+    for (const bad of ["u64", "vector<u8>", "0x1::coin::CoinStore<", "0x1::coin::CoinStore<>", "0x1::coin::CoinStore<u8>>", "0x1::coin::X<vector<u8, u8>>", "0x1::m::T" + "<vector".repeat(12) + "<u8" + ">".repeat(13)]) {
+      expect(normalizeMoveStructType(bad), bad).toBeNull();
+    }
+  });
+});
+
+describe("issues as API errors", () => {
+  it("writes field paths with indexes and tells a missing field from a bad one", () => {
+    expect(fieldPath(["condition", "topics", 1])).toBe("condition.topics[1]");
+    expect(fieldPath([])).toBe("");
+    const input = { eventType: "LOG", description: "d", notification: { webhookUrl: "https://x.example/" }, condition: { address: "0x" + "1".repeat(40), topics: ["0x" + "a".repeat(64), "0x12"] } };
+    const parsed = createWebhookSchema(eth).safeParse(input);
+    expect(parsed.success).toBe(false);
+    expect(describeIssue(parsed.error!.issues[0]!, input)).toEqual({ code: "INVALID_PARAMETER", message: expect.stringMatching(/^condition\.topics\[1\] must be a topic/) });
+    const empty = updateWebhookSchema("LOG").safeParse({ condition: { topics: ["0x" + "a".repeat(64)] } });
+    expect(describeIssue(empty.error!.issues[0]!, { condition: { topics: [] } })).toEqual({ code: "MISSING_REQUIRED_PARAMETER", message: "condition.address is required." });
+  });
+
+  it("reads times as ISO 8601 with a zone, dates as UTC, or unix milliseconds", () => {
+    expect(parseTime("2026-01-02T15:04:05Z")?.toISOString()).toBe("2026-01-02T15:04:05.000Z");
+    expect(parseTime("2026-01-02T15:04:05.250+02:00")?.toISOString()).toBe("2026-01-02T13:04:05.250Z");
+    expect(parseTime("2026-01-02")?.toISOString()).toBe("2026-01-02T00:00:00.000Z");
+    expect(parseTime("1767366245000")?.toISOString()).toBe("2026-01-02T15:04:05.000Z");
+    for (const bad of ["2026-01-02T15:04:05", "2026-13-02", "yesterday", "-5", ""]) expect(parseTime(bad), bad).toBeNull();
+  });
+});
+
+describe("the shared schema", () => {
+  it("bundles for the browser: no server-only imports", async () => {
+    const result = await build({
+      entryPoints: [path.join(import.meta.dirname, "schema.ts"), path.join(import.meta.dirname, "catalog.ts")],
+      bundle: true,
+      write: false,
+      platform: "browser",
+      outdir: "out",
+      alias: { "@": path.resolve(import.meta.dirname, "../..") },
+      logLevel: "silent",
+    });
+    expect(result.errors).toEqual([]);
+    expect(result.outputFiles.map((f) => f.text).join("")).not.toMatch(/node:|process\.env/);
+  });
+});
