@@ -1,8 +1,9 @@
 import { isStatementTimeout } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
+import { databaseUnavailable } from "@/lib/errors";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
-import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, type Id } from "@/lib/jsonrpc/errors";
+import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, Unavailable, type Id } from "@/lib/jsonrpc/errors";
 import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
 import { parseParams, type RawParams } from "./params";
@@ -20,6 +21,12 @@ function timedOut(): RpcError {
   return internalError(
     `the query ran longer than ${seconds} s and was stopped: narrow it (a tx.height or block.height range, fewer or more selective conditions)`,
   );
+}
+
+/** A call the database could not serve because it is unreachable: −32002, and HTTP 503 when no other item was answered. */
+function unavailable(e: unknown): Unavailable | undefined {
+  const refusal = databaseUnavailable(e);
+  return refusal && new Unavailable(refusal);
 }
 
 /**
@@ -46,7 +53,7 @@ function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, i
       ctx.meter(method, cu, false);
       return { jsonrpc: "2.0", id, result };
     } catch (e) {
-      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : undefined;
+      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : unavailable(e);
       if (!error) throw e;
       ctx.meter(method, 0, true);
       return failure(id, error);
