@@ -8,6 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Client } from "pg";
 import { db } from "@/lib/db/client";
+import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
@@ -68,17 +69,15 @@ export class KeyVerifier {
    */
   verify(secret: string, beforeLookup?: () => void): Verification | Promise<Verification> {
     const entry = this.bySecret.get(secret);
-    if (entry !== undefined) {
-      if (entry.expires > performance.now()) return entry.value;
-      this.remove(entry);
-    }
+    if (entry !== undefined && entry.expires > performance.now()) return entry.value;
     // The cache holds only secrets that passed this check, so a hit needs no regex.
     if (!looksLikeKey(secret)) return "MALFORMED";
     beforeLookup?.();
-    return this.lookup(secret);
+    return this.lookup(secret, entry);
   }
 
-  private lookup(secret: string): Promise<Verification> {
+  /** `expired`: this secret's last answer, served while the database is unreachable (no key can be reset meanwhile). */
+  private lookup(secret: string, expired: Entry | undefined): Promise<Verification> {
     const hash = hashKey(secret);
     let pending = this.pending.get(hash);
     if (pending === undefined) {
@@ -92,6 +91,10 @@ export class KeyVerifier {
             row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
           if (generation === this.generation) this.store(secret, hash, value);
           return value;
+        })
+        .catch((e: unknown): Verification => {
+          if (expired !== undefined && this.bySecret.get(secret) === expired && isDatabaseUnreachable(e)) return expired.value;
+          throw e;
         })
         .finally(() => {
           if (this.pending.get(hash) === pending) this.pending.delete(hash);
