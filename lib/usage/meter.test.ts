@@ -80,6 +80,22 @@ describe("the usage meter", () => {
     expect(logs.messages.filter((m) => m.startsWith("usage written again after"))).toHaveLength(1);
   });
 
+  it("says how much usage it loses when it is stopped while the database is unreachable", async () => {
+    const p = await createTestProject("Meter stop");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const logs = captureLogs();
+    const meter = new UsageMeter(logs.logger);
+    for (let i = 0; i < 3; i++) meter.record(sample(p.projectId, keyId, "eth_call", 26));
+    proxy.refuse();
+    try {
+      await meter.stop();
+    } finally {
+      proxy.pass();
+    }
+    expect(logs.lines.filter((l) => l.level === "error").map((l) => l.msg)).toEqual(["the usage of 3 requests could not be written before stopping (the database is unreachable) and is lost"]);
+    expect(await stored(p.projectId)).toEqual({ requests: 0, errors: 0, cu: 0 });
+  });
+
   it("does not count a flush twice when the database committed it but its answer was lost", async () => {
     const p = await createTestProject("Meter lost answer");
     const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;

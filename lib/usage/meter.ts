@@ -71,7 +71,7 @@ export class UsageMeter {
     if (s.error) c.errors += 1;
   }
 
-  /** Requests recorded and not yet known to be written (a test and the shutdown log read it). */
+  /** Requests recorded and not yet known to be written. */
   get unwritten(): number {
     let n = 0;
     for (const c of this.pending.values()) n += c.requests;
@@ -101,11 +101,13 @@ export class UsageMeter {
     }
   }
 
-  /** Writes all that is recorded, then stops the periodic flush. */
+  /** Stops the periodic flush and writes all that is recorded (what cannot be written is lost, and logged). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+    const lost = this.unwritten;
+    if (lost > 0) this.log.error({ requests: lost }, `the usage of ${lost} requests could not be written before stopping (the database is unreachable) and is lost`);
   }
 
   /** One flush: the unconfirmed one if any, else what is pending. Resolves true when it was written. */
