@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { POST as signUpPost } from "@/app/api/sign-up/route";
 import { authOptions } from "@/lib/auth/options";
 import { CLIENT_IP_HEADER } from "@/lib/client-ip";
-import { disconnectDb } from "@/lib/db/client";
 import { databaseOutage } from "@/lib/db/outage";
-import { setDatabaseUrl } from "@/lib/env";
-import { startFaultProxy, type FaultProxy } from "@/lib/testing/fault-proxy";
-import { connectTestDatabase, uniqueEmail } from "@/lib/testing/harness";
+import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
+import { uniqueEmail } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 
 // The console's API reaches PostgreSQL through a proxy that can refuse every connection.
 const logs = captureLogs();
 (globalThis as unknown as { __blockgateLogger?: unknown }).__blockgateLogger = logs.logger;
-let proxy: FaultProxy;
-
-beforeAll(async () => {
-  const url = new URL(await connectTestDatabase());
-  proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port) });
-  setDatabaseUrl(proxy.via(url.toString()));
-});
-afterAll(async () => {
-  await disconnectDb();
-  await proxy?.close();
-});
+const { proxy } = faultProxyDatabase();
 
 const PASSWORD = "a long enough password";
 
@@ -55,7 +43,7 @@ describe("the console API while the database is unreachable", () => {
     const email = uniqueEmail("outage");
     expect((await signUp(email)).status).toBe(201);
 
-    proxy.refuse();
+    proxy().refuse();
     try {
       for (const res of [await signUp(uniqueEmail("outage")), await signUp(uniqueEmail("outage"))]) {
         expect(res.status).toBe(503);
@@ -67,7 +55,7 @@ describe("the console API while the database is unreachable", () => {
       await expect(authorize(email)).rejects.toThrow(/^The service's database is unreachable at the moment\. Please retry shortly\.$/);
       expect(databaseOutage()).toBeDefined();
     } finally {
-      proxy.pass();
+      proxy().pass();
     }
     await waitFor("the outage's end", () => databaseOutage() === undefined);
     expect((await signUp(uniqueEmail("outage"))).status).toBe(201);

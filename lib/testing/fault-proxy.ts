@@ -1,4 +1,8 @@
 import { connect, createServer, type Socket } from "node:net";
+import { afterAll, beforeAll } from "vitest";
+import { disconnectDb } from "@/lib/db/client";
+import { setDatabaseUrl } from "@/lib/env";
+import { connectTestDatabase } from "./harness";
 
 /**
  * A TCP proxy in front of a real server (PostgreSQL in the tests that use it), for faults that are
@@ -88,6 +92,30 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     close() {
       for (const socket of open) socket.destroy();
       return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * For a test file whose database must go away and come back: before its tests, this process is
+ * pointed at the run's PostgreSQL through a fault proxy (after connectTestDatabase); after them,
+ * it disconnects and the proxy closes. `proxy()` is the proxy, once the tests run.
+ */
+export function faultProxyDatabase(): { proxy(): FaultProxy } {
+  let proxy: FaultProxy | undefined;
+  beforeAll(async () => {
+    const url = new URL(await connectTestDatabase());
+    proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port) });
+    setDatabaseUrl(proxy.via(url.toString()));
+  });
+  afterAll(async () => {
+    await disconnectDb();
+    await proxy?.close();
+  });
+  return {
+    proxy() {
+      if (!proxy) throw new Error("the fault proxy starts in beforeAll");
+      return proxy;
     },
   };
 }

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, disconnectDb } from "@/lib/db/client";
-import { setDatabaseUrl } from "@/lib/env";
-import { startFaultProxy, type FaultProxy } from "@/lib/testing/fault-proxy";
-import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { describe, expect, it } from "vitest";
+import { db } from "@/lib/db/client";
+import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
+import { createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import { UsageMeter, type UsageSample } from "./meter";
 
 // The meter reaches PostgreSQL through a proxy that can refuse connections (the database is gone)
 // or drop the answer to a statement that committed (the database died just after the commit).
-let proxy: FaultProxy;
-
-beforeAll(async () => {
-  const url = new URL(await connectTestDatabase());
-  proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port) });
-  setDatabaseUrl(proxy.via(url.toString()));
-});
-
-afterAll(async () => {
-  await disconnectDb();
-  await proxy?.close();
-});
+const { proxy } = faultProxyDatabase();
 
 async function stored(projectId: string) {
   const rows = await db().usageBucket.findMany({ where: { projectId } });
@@ -62,7 +50,7 @@ describe("the usage meter", () => {
     const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
     const logs = captureLogs();
     const meter = new UsageMeter(logs.logger);
-    proxy.refuse();
+    proxy().refuse();
     try {
       for (let round = 0; round < 3; round++) {
         for (let i = 0; i < 5; i++) meter.record(sample(p.projectId, keyId, "eth_blockNumber", 10));
@@ -71,7 +59,7 @@ describe("the usage meter", () => {
       }
       expect(meter.unwritten).toBe(18);
     } finally {
-      proxy.pass();
+      proxy().pass();
     }
     await meter.flush();
     expect(meter.unwritten).toBe(0);
@@ -86,11 +74,11 @@ describe("the usage meter", () => {
     const logs = captureLogs();
     const meter = new UsageMeter(logs.logger);
     for (let i = 0; i < 3; i++) meter.record(sample(p.projectId, keyId, "eth_call", 26));
-    proxy.refuse();
+    proxy().refuse();
     try {
       await meter.stop();
     } finally {
-      proxy.pass();
+      proxy().pass();
     }
     expect(logs.lines.filter((l) => l.level === "error").map((l) => l.msg)).toEqual(["the usage of 3 requests could not be written before stopping (the database is unreachable) and is lost"]);
     expect(await stored(p.projectId)).toEqual({ requests: 0, errors: 0, cu: 0 });
@@ -101,7 +89,7 @@ describe("the usage meter", () => {
     const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
     const meter = new UsageMeter(captureLogs().logger);
     for (let i = 0; i < 4; i++) meter.record(sample(p.projectId, keyId, "eth_call", 26));
-    const cut = proxy.cutAfterReply("INSERT 0 1");
+    const cut = proxy().cutAfterReply("INSERT 0 1");
     await meter.flush();
     await cut;
     // Committed, but the meter could not know it: it still holds the counts.
