@@ -11,8 +11,8 @@ export default defineConfig({
   test: {
     include: ["e2e/faults/**/*.fault.ts"],
     globalSetup: ["lib/testing/global-setup.ts"],
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
     fileParallelism: false,
     execArgv: ["--expose-gc"],

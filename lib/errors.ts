@@ -46,13 +46,26 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * The answer to a failure caused by an unreachable database: 503 UNAVAILABLE with Retry-After (the
+ * outage is logged once, see lib/db/outage.ts). Undefined for any other failure.
+ */
+export function databaseUnavailable(error: unknown): AppError | undefined {
+  if (!isDatabaseUnreachable(error)) return undefined;
+  reportDatabaseUnreachable(error);
+  return databaseUnavailableError();
+}
+
+/** 503 UNAVAILABLE with Retry-After: the answer to what needs the database while it is unreachable. */
+export function databaseUnavailableError(): AppError {
+  return new AppError("UNAVAILABLE", "The service's database is unreachable at the moment. Please retry shortly.", { "Retry-After": String(OUTAGE_RETRY_AFTER_S) });
+}
+
 /** Maps anything thrown to an AppError; unknown errors are logged and answered opaquely. */
 export function toAppError(error: unknown, log: (e: unknown) => void = (e) => componentLogger("errors").error({ err: e }, "unexpected error")): AppError {
   if (error instanceof AppError) return error;
-  if (isDatabaseUnreachable(error)) {
-    reportDatabaseUnreachable(error);
-    return new AppError("UNAVAILABLE", "The service's database is unreachable at the moment. Please retry shortly.", { "Retry-After": String(OUTAGE_RETRY_AFTER_S) });
-  }
+  const unavailable = databaseUnavailable(error);
+  if (unavailable) return unavailable;
   log(error);
   return new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");
 }

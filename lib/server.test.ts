@@ -174,14 +174,13 @@ describe("stopping under keep-alive load", () => {
     const { port } = new URL(server.url);
     const body = '{"jsonrpc":"2.0","id":7,"method":"eth_chainId"}';
     const slow = connect(Number(port), "127.0.0.1");
-    const slowAnswer = new Promise<string>((resolve) => {
-      let text = "";
-      slow.on("data", (d: Buffer) => (text += d.toString()));
-      slow.on("close", () => resolve(text));
-    });
+    let text = "";
+    slow.on("data", (d: Buffer) => (text += d.toString()));
+    const slowAnswer = new Promise<string>((resolve) => slow.on("close", () => resolve(text)));
     await new Promise<void>((resolve) => slow.once("connect", () => resolve()));
-    slow.write(`POST /node/ethereum-mainnet HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-API-KEY: ${project.apiKey}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    // 100-continue: the server says when it has read the request's head and waits for its body.
+    slow.write(`POST /node/ethereum-mainnet HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-API-KEY: ${project.apiKey}\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`);
+    while (!text.includes("100 Continue")) await new Promise((r) => setTimeout(r, 10));
     const closed = server.close();
     slow.write(body.slice(10));
     await closed;
@@ -190,10 +189,10 @@ describe("stopping under keep-alive load", () => {
     await meter.stop();
     expect(answered).toBeGreaterThan(0);
     // The request in flight was answered in full, told Connection: close, and its socket closed by the server.
-    const text = await slowAnswer;
-    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(text.toLowerCase()).toContain("\r\nconnection: close\r\n");
-    expect(text).toMatch(/\{"jsonrpc":"2\.0","id":7,"result":"0x[0-9a-f]+"\}$/);
+    const answer = await slowAnswer;
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
+    expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(answer).toMatch(/\{"jsonrpc":"2\.0","id":7,"result":"0x[0-9a-f]+"\}$/);
     answered += 1;
     const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId } });
     expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(answered);

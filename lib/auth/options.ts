@@ -3,6 +3,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
 import { clientIp } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
+import { databaseUnavailable } from "@/lib/errors";
 import { signInSchema } from "./schema";
 import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
 
@@ -18,9 +19,10 @@ function providers(): NextAuthOptions["providers"] {
         try {
           return await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(new Headers(req.headers)));
         } catch (e) {
-          // next-auth passes the message to the form as `error`.
+          // next-auth passes the message to the form as `error` (the route answers 503 for an unreachable database).
           if (e instanceof SignInError) throw new Error(e.message);
-          throw e;
+          const unavailable = databaseUnavailable(e);
+          throw unavailable ? new Error(unavailable.message) : e;
         }
       },
     }),

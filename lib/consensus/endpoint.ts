@@ -1,9 +1,10 @@
 import { isStatementTimeout } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
+import { databaseUnavailable } from "@/lib/errors";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
-import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, type Id } from "@/lib/jsonrpc/errors";
+import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, Unavailable, type Id } from "@/lib/jsonrpc/errors";
 import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
 import { parseParams, type RawParams } from "./params";
@@ -48,6 +49,12 @@ function timedOut(): RpcError {
   );
 }
 
+/** A call the database could not serve because it is unreachable: −32002, and HTTP 503 when no other item was answered. */
+function unavailable(e: unknown): Unavailable | undefined {
+  const refusal = databaseUnavailable(e);
+  return refusal && new Unavailable(refusal);
+}
+
 /**
  * Checks one call and takes its throughput; answers it at once when it is refused, or returns the
  * call to run. Metering: the catalog's CU on success; a failed call, or one the rate limit refused
@@ -72,7 +79,7 @@ function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, i
       ctx.meter(method, cu, false);
       return { jsonrpc: "2.0", id, result };
     } catch (e) {
-      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : undefined;
+      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : unavailable(e);
       if (!error) throw e;
       ctx.meter(method, 0, true);
       return failure(id, error);

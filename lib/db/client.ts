@@ -69,8 +69,11 @@ export function isStatementTimeout(e: unknown): boolean {
 export function rawPool(): pg.Pool {
   if (!globalForDb.__blockgateRawPool) {
     const pool = new pg.Pool({ connectionString: requiredDatabaseUrl(), max: 4, allowExitOnIdle: true });
-    // An idle connection dropped by the server (a restart, shutdown) must not crash the process.
+    // A connection dropped by the server (a restart, a crash) must not crash the process: idle, the
+    // pool hears of it; checked out, node-postgres fails the query and also emits "error" on the
+    // client, which needs a listener of its own.
     pool.on("error", () => undefined);
+    pool.on("connect", (client) => client.on("error", () => undefined));
     globalForDb.__blockgateRawPool = pool;
   }
   return globalForDb.__blockgateRawPool;

@@ -3,7 +3,6 @@
 // 127.0.0.1 only, with SCRAM passwords generated at the first start: the superuser's for setting
 // the cluster up, and the app's own role, which owns the `blockgate` database and nothing else.
 import { spawn, type ChildProcess } from "node:child_process";
-import { isAlive, processInfo, watchOver } from "@/lib/process/children";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
@@ -12,7 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
-import { componentLogger } from "@/lib/log";
+import { componentLogger, errorMessage } from "@/lib/log";
+import { isAlive, processInfo, supervise, watchOver } from "@/lib/process/children";
 import { assertReachable, postgresBinaries, postgresOsUser, traversableByOthers, type OsUser, type PostgresBinaries } from "./postgres-binaries";
 
 // Last resort when the process exits without stop() (process.exit, uncaught error): ask the
@@ -171,53 +171,23 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 
   // Supervision: a postmaster that dies while we did not ask it to (killed, crashed) is started
   // again on the same data directory and port, with backoff, until stop().
-  let current = child;
-  let stopped = false;
-  let restartTimer: NodeJS.Timeout | undefined;
-  let restartDelay = RESTART_MIN_MS;
-  const watch = (c: ChildProcess) => {
-    liveServers.add(c);
-    // Fast shutdown if we die without stopping it (kill -9 included).
-    const tie = c.pid === undefined ? undefined : watchOver(c.pid, "INT");
-    c.once("exit", (code, signal) => {
-      tie?.stop();
-      liveServers.delete(c);
-      if (stopped || c !== current) return;
-      log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`);
-      scheduleRestart();
-    });
-  };
-  const scheduleRestart = () => {
-    restartTimer = setTimeout(() => {
-      restartTimer = undefined;
-      if (stopped) return;
-      launch(binaries, dataDir, port, runAs, remember).then(
-        (c) => {
-          if (stopped) {
-            void stopPostmaster(c);
-            return;
-          }
-          current = c;
-          restartDelay = RESTART_MIN_MS;
-          watch(c);
-          log(`PostgreSQL restarted on ${HOST}:${port}`);
-        },
-        () => {
-          // Its orphaned backends may still hold the shared memory for a moment: try again later.
-          restartDelay = Math.min(RESTART_MAX_MS, restartDelay * 2);
-          scheduleRestart();
-        },
-      );
-    }, restartDelay);
-    restartTimer.unref();
-  };
-  watch(child);
+  const supervised = supervise(child, {
+    restart: () => launch(binaries, dataDir, port, runAs, remember),
+    minMs: RESTART_MIN_MS,
+    maxMs: RESTART_MAX_MS,
+    onExit: (code, signal) => log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`),
+    onRestartFailed: (err, delayMs, attempts) => {
+      // Its orphaned backends may hold the shared memory, or another program the port, for a while.
+      if (attempts === 1) log(`PostgreSQL could not be restarted yet (${errorMessage(err)}); retrying with backoff up to ${RESTART_MAX_MS / 1000} s`);
+    },
+    onRestarted: (_, attempts) => log(`PostgreSQL restarted on ${HOST}:${port}${attempts > 1 ? ` after ${attempts} attempts` : ""}`),
+  });
 
+  let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    if (restartTimer) clearTimeout(restartTimer);
-    await stopPostmaster(current);
+    await supervised.stop(stopPostmaster);
     await forget();
     log("PostgreSQL stopped");
   };
@@ -393,6 +363,13 @@ async function launch(binaries: PostgresBinaries, dataDir: string, port: number,
     ...TUNING,
   ];
   const child = spawn(binaries.postgres, args, { ...childOptions(dataDir, runAs), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // Tied to us from the start: a fast shutdown when we die without stopping it (kill -9 included).
+  liveServers.add(child);
+  const tie = child.pid === undefined ? undefined : watchOver(child.pid, "INT");
+  child.once("exit", () => {
+    tie?.stop();
+    liveServers.delete(child);
+  });
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -122,6 +122,13 @@ describe("a database outage", () => {
     expect(isDatabaseUnreachable(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }))).toBe(true);
     expect(isDatabaseUnreachable(new Error("x", { cause: new Error("Connection terminated unexpectedly") }))).toBe(true);
     expect(isDatabaseUnreachable(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }))).toBe(true);
+    // As Prisma reports a query whose connection died with the postmaster: the SQLSTATE two levels down.
+    const prisma = Object.assign(new Error("Invalid `prisma.consensusBlock.findFirst()` invocation: Database error."), {
+      code: "P2039",
+      meta: { modelName: "ConsensusBlock", driverAdapterError: { name: "DriverAdapterError", cause: { kind: "postgres", code: "57P01", message: "terminating connection due to unexpected postmaster exit" } } },
+    });
+    expect(isDatabaseUnreachable(prisma)).toBe(true);
+    expect(isDatabaseUnreachable(Object.assign(new Error("Database error."), { code: "P2039", meta: { driverAdapterError: { cause: { kind: "postgres", code: "23505" } } } }))).toBe(false);
     expect(isDatabaseUnreachable(Object.assign(new Error('relation "x" does not exist'), { code: "42P01" }))).toBe(false);
     expect(isDatabaseUnreachable(new Error("boom"))).toBe(false);
   });

@@ -15,19 +15,26 @@ const PROBE_MS = 1000;
 // (SQLSTATE 57P01-57P03, 08xxx connection exceptions), as node-postgres and Prisma report them.
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "P1001", "P1002", "P1017", "P2024"]);
 const UNREACHABLE_TEXT =
-  /Connection terminated|connection is closed|Can't reach database server|Server has closed the connection|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to administrator command|timed out fetching a new connection|Connection refused|ECONNREFUSED|ECONNRESET/i;
+  /Connection terminated|connection is closed|Can't reach database server|Server has closed the connection|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to (administrator command|unexpected postmaster exit)|timed out fetching a new connection|Connection refused|ECONNREFUSED|ECONNRESET/i;
 
-/** Whether an error (or any error in its cause chain) says that the database could not be reached. */
+/**
+ * Whether an error, or any error it wraps, says that the database could not be reached. Prisma
+ * wraps the driver's error in `meta.driverAdapterError` (with the SQLSTATE in its `cause`);
+ * node-postgres and Node use `cause`; a connection attempt to several addresses, `errors`.
+ */
 export function isDatabaseUnreachable(e: unknown): boolean {
-  for (let cur: unknown = e, depth = 0; cur !== null && typeof cur === "object" && depth < 6; depth++) {
-    const o = cur as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof o.code === "string" && (UNREACHABLE_CODES.has(o.code) || o.code.startsWith("08"))) return true;
-    if (typeof o.originalCode === "string" && (UNREACHABLE_CODES.has(o.originalCode) || o.originalCode.startsWith("08"))) return true;
+  const queue: unknown[] = [e];
+  for (let seen = 0; queue.length > 0 && seen < 16; seen++) {
+    const cur = queue.shift();
+    if (cur === null || typeof cur !== "object") continue;
+    const o = cur as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: unknown; driverAdapterError?: unknown; errors?: unknown };
+    for (const code of [o.code, o.originalCode]) {
+      if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || code.startsWith("08"))) return true;
+    }
     if (o.kind === "DatabaseNotReachable" || o.kind === "ConnectionClosed" || o.kind === "SocketTimeout") return true;
     if (typeof o.message === "string" && UNREACHABLE_TEXT.test(o.message)) return true;
-    // AggregateError (a connection attempt to several addresses).
-    if (Array.isArray(o.errors) && o.errors.some((x) => isDatabaseUnreachable(x))) return true;
-    cur = o.cause;
+    queue.push(o.cause, o.meta, o.driverAdapterError);
+    if (Array.isArray(o.errors)) queue.push(...(o.errors as unknown[]));
   }
   return false;
 }

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AppError } from "@/lib/errors";
+import { AppError, databaseUnavailableError } from "@/lib/errors";
 import { RateLimiter } from "@/lib/gateway/limits";
 import { failure, MAX_BATCH, MAX_DEPTH, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect } from "./envelope";
-import { internalError, invalidParams, InvalidRequest, RateLimited, RpcError } from "./errors";
+import { internalError, invalidParams, InvalidRequest, RateLimited, RpcError, Unavailable } from "./errors";
 
 const EVM: Dialect = { messageAsData: false, rawResults: false };
 const COMET: Dialect = { messageAsData: true, rawResults: true };
@@ -246,6 +246,30 @@ describe("the rate-limit rule", () => {
     ]);
     // A node's own −32005 is an answer like any other.
     expect(serve(rpc("1"), EVM, () => failure(1, { code: -32005, message: "node busy" })).json).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32005, message: "node busy" } });
+  });
+});
+
+describe("the database-unavailable rule", () => {
+  /** What a call answers when the database is unreachable (lib/errors.ts: 503 UNAVAILABLE, Retry-After 5). */
+  const unavailable = () => new Unavailable(databaseUnavailableError());
+  const message = "The service's database is unreachable at the moment. Please retry shortly.";
+  const item = (id: number | null) => ({ jsonrpc: "2.0", id, error: { code: -32002, message, data: { retryAfter: 5 } } });
+
+  it("answers the JSON-RPC errors with HTTP 503 and Retry-After when no item could be served", () => {
+    expect(serve(rpc("1"), EVM, () => failure(1, unavailable()))).toEqual({ status: 503, headers: { "Retry-After": "5" }, wire: expect.any(String), json: item(1) });
+    expect(serve(`[${rpc("1")},${rpc("2")}]`, COMET, (i) => failure(i + 1, unavailable()))).toMatchObject({ status: 503, headers: { "Retry-After": "5" }, json: [item(1), item(2)] });
+    expect(respondOne(failure(-1, unavailable()), COMET)).toMatchObject({ status: 503, headers: { "Retry-After": "5" } });
+    expect(JSON.parse(respondOne(failure(-1, unavailable()), COMET).body as string)).toEqual(item(-1));
+    // Only notifications: no answers to send, so the refusal itself.
+    expect(serve('{"jsonrpc":"2.0","method":"n"}', EVM, () => failure(null, unavailable()))).toMatchObject({ status: 503, headers: { "Retry-After": "5" }, json: { code: "UNAVAILABLE", message } });
+  });
+
+  it("answers HTTP 200 with −32002 in place when other items were served", () => {
+    expect(serve(`[${rpc("1")},${rpc("2")}]`, EVM, (i) => (i === 1 ? failure(2, unavailable()) : undefined))).toMatchObject({
+      status: 200,
+      json: [{ jsonrpc: "2.0", id: 1, result: "m" }, item(2)],
+    });
+    expect(serve(`[${rpc("1")},${rpc("2")}]`, EVM, (i) => failure(i + 1, i === 0 ? rateLimited() : unavailable()))).toMatchObject({ status: 200 });
   });
 });
 

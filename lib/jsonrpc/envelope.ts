@@ -5,7 +5,7 @@
  */
 import { AppError } from "@/lib/errors";
 import type { GatewayContext, GatewayResponse } from "@/lib/gateway/types";
-import { INVALID_REQUEST, InvalidRequest, PARSE_ERROR, RateLimited, RpcError, type ErrorObject, type Id } from "./errors";
+import { INVALID_REQUEST, InvalidRequest, PARSE_ERROR, RateLimited, RpcError, Unavailable, type ErrorObject, type Id, type Refused } from "./errors";
 import { RawJson, stringifyWithRaw } from "./raw-json";
 import { idStart, idStarts, nestedDeeperThan, numberEnd } from "./scan";
 
@@ -143,11 +143,18 @@ export class Body {
   /**
    * The HTTP answer: HTTP 429 when the rate limit refused every item; otherwise the answers of the
    * items that are not notifications (in order, a lone object for a single request), or 204 No
-   * Content when nothing is left. `answers[i]` answers item `i`.
+   * Content when nothing is left, with HTTP 503 and Retry-After when every item answers that the
+   * database is unreachable. `answers[i]` answers item `i`.
    */
   respond(answers: readonly Answer[]): GatewayResponse {
-    const limited = allRateLimited(answers);
+    const limited = allRefused(answers, RateLimited);
     if (limited) return tooManyRequests(limited);
+    const unavailable = allRefused(answers, Unavailable);
+    const response = this.answer(answers);
+    return unavailable ? serviceUnavailable(response, unavailable) : response;
+  }
+
+  private answer(answers: readonly Answer[]): GatewayResponse {
     if (!this.batch) return this.silent ? { status: 204, body: undefined } : this.ok(answers[0]!);
     let answered = answers;
     if (this.silent) {
@@ -169,19 +176,28 @@ export class Body {
 
 /** The HTTP answer to a request with one answer and no body to read (the URI form). */
 export function respondOne(answer: Answer, dialect: Dialect): GatewayResponse {
-  if ("error" in answer && answer.error instanceof RateLimited) return tooManyRequests(answer.error);
   if (answer instanceof RawJson) return { status: 200, body: answer.text };
-  return { status: 200, body: dialect.rawResults ? stringifyWithRaw(answer) : answer };
+  if ("error" in answer && answer.error instanceof RateLimited) return tooManyRequests(answer.error);
+  const response = { status: 200, body: dialect.rawResults ? stringifyWithRaw(answer) : answer };
+  return "error" in answer && answer.error instanceof Unavailable ? serviceUnavailable(response, answer.error) : response;
 }
 
-/** The refusal with the longest wait when every answer is a rate-limit refusal, undefined otherwise. */
-function allRateLimited(answers: readonly Answer[]): RateLimited | undefined {
-  let longest: RateLimited | undefined;
+/** The refusal with the longest wait when every answer is a refusal of that kind, undefined otherwise. */
+function allRefused<T extends Refused>(answers: readonly Answer[], kind: abstract new (...args: never[]) => T): T | undefined {
+  let longest: T | undefined;
   for (const a of answers) {
-    if (a instanceof RawJson || !("error" in a) || !(a.error instanceof RateLimited)) return undefined;
+    if (a instanceof RawJson || !("error" in a) || !(a.error instanceof kind)) return undefined;
     if (!longest || a.error.retryAfter > longest.retryAfter) longest = a.error;
   }
   return longest;
+}
+
+/** The answers as they are (JSON-RPC errors), sent with HTTP 503 and Retry-After. */
+function serviceUnavailable(response: GatewayResponse, unavailable: Unavailable): GatewayResponse {
+  const refusal = unavailable.refusal;
+  // Only notifications: nothing to answer them with, so the refusal itself says why.
+  if (response.status === 204) return { status: refusal.status, body: refusal.toJSON(), headers: refusal.headers };
+  return { ...response, status: refusal.status, headers: { ...response.headers, ...refusal.headers } };
 }
 
 function tooManyRequests(limited: RateLimited): GatewayResponse {

@@ -10,6 +10,9 @@ export const INTERNAL_ERROR = -32603;
 /** "Limit exceeded", the code Ethereum nodes and providers answer a rate limit with (EIP-1474). */
 export const LIMIT_EXCEEDED = -32005;
 
+/** "Resource unavailable" (EIP-1474): what the request needs cannot be reached now; retry later. */
+export const RESOURCE_UNAVAILABLE = -32002;
+
 /** A batch item not run because the batch used up its time budget (a server error of JSON-RPC's −32000..−32099 range). */
 export const BATCH_BUDGET_USED = -32001;
 
@@ -54,18 +57,40 @@ export class InvalidRequest extends RpcError {
   }
 }
 
+/** A request refused before it ran, for a reason that passes: answered with when to retry. */
+export abstract class Refused extends RpcError {
+  readonly retryAfter: number;
+  constructor(
+    code: number,
+    readonly refusal: AppError,
+  ) {
+    const retryAfter = Math.max(1, Number(refusal.headers["Retry-After"]) || 1);
+    super(code, refusal.message, { retryAfter });
+    this.retryAfter = retryAfter;
+  }
+}
+
 /**
  * A request the project's rate limit refused before it ran. Inside a batch that others ran in, it is
  * answered −32005 with `data: { retryAfter }` (seconds); when no item of the request ran, the whole
  * request is answered with `refusal`, HTTP 429 TOO_MANY_REQUESTS and its Retry-After header.
  */
-export class RateLimited extends RpcError {
+export class RateLimited extends Refused {
   override name = "RateLimited";
-  readonly retryAfter: number;
-  constructor(readonly refusal: AppError) {
-    const retryAfter = Math.max(1, Number(refusal.headers["Retry-After"]) || 1);
-    super(LIMIT_EXCEEDED, refusal.message, { retryAfter });
-    this.retryAfter = retryAfter;
+  constructor(refusal: AppError) {
+    super(LIMIT_EXCEEDED, refusal);
+  }
+}
+
+/**
+ * A request that could not run because the service's database is unreachable (`refusal` is the
+ * 503 UNAVAILABLE). Answered −32002 with `data: { retryAfter }`; when it is the answer to every
+ * item of the request, the answer goes out with HTTP 503 and Retry-After.
+ */
+export class Unavailable extends Refused {
+  override name = "Unavailable";
+  constructor(refusal: AppError) {
+    super(RESOURCE_UNAVAILABLE, refusal);
   }
 }
 

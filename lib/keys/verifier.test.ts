@@ -4,8 +4,11 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
+import { isDatabaseUnreachable } from "@/lib/db/outage";
+import { setDatabaseUrl } from "@/lib/env";
 import { newId } from "@/lib/ids";
 import { completeOnboarding, createProject } from "@/lib/projects/service";
+import { startFaultProxy } from "@/lib/testing/fault-proxy";
 import { createTestProject, connectTestDatabase, uniqueEmail } from "@/lib/testing/harness";
 import { createAdditionalKey, resetKey } from "./service";
 import { generateKeyMaterial, hashKey } from "./secret";
@@ -281,6 +284,30 @@ describe("invalidation across processes", () => {
     } finally {
       await client.end();
       await listener.stop();
+    }
+  });
+});
+
+describe("key verification while the database is unreachable", () => {
+  it("answers a key from its expired cache entry, and refuses a key it never saw with the database's failure", async () => {
+    const p = await createTestProject();
+    const principal = await principalOf(p.projectId);
+    const keys = new KeyVerifier({ cacheTtlMs: 50 });
+    expect(await keys.verify(p.apiKey)).toEqual(principal);
+    const proxy = await startFaultProxy({ host: new URL(databaseUrl).hostname, port: Number(new URL(databaseUrl).port) });
+    await disconnectDb();
+    setDatabaseUrl(proxy.via(databaseUrl));
+    try {
+      proxy.refuse();
+      await sleep(100);
+      // Expired, so the database is asked; it cannot answer, so the last answer stands.
+      expect(await keys.verify(p.apiKey)).toEqual(principal);
+      await expect(keys.verify(unknownKey())).rejects.toSatisfy(isDatabaseUnreachable);
+      expect(keys.lookups).toBe(3);
+    } finally {
+      await disconnectDb();
+      setDatabaseUrl(databaseUrl);
+      await proxy.close();
     }
   });
 });

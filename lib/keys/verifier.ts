@@ -8,6 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Client } from "pg";
 import { db } from "@/lib/db/client";
+import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
@@ -51,10 +52,12 @@ class AnswerCache<V> {
 
   get(secret: string, now: number): V | undefined {
     const entry = this.bySecret.get(secret);
-    if (entry === undefined) return undefined;
-    if (entry.expires > now) return entry.value;
-    this.remove(entry);
-    return undefined;
+    return entry !== undefined && entry.expires > now ? entry.value : undefined;
+  }
+
+  /** The last answer for the secret even when expired (kept until replaced, evicted or invalidated). */
+  stale(secret: string): V | undefined {
+    return this.bySecret.get(secret)?.value;
   }
 
   set(secret: string, hash: string, value: V, expires: number): void {
@@ -147,7 +150,7 @@ export class KeyVerifier {
     const refusal = this.unknown.get(secret, now);
     if (refusal !== undefined) return refusal;
     const hash = hashKey(secret);
-    return this.pending.get(hash) ?? this.lookup(secret, hash, beforeLookup !== undefined && !this.wasValid(hash, now) ? beforeLookup : undefined);
+    return this.pending.get(hash) ?? this.lookup(secret, hash, beforeLookup !== undefined && !this.wasValid(hash, now) ? beforeLookup : undefined, this.valid.stale(secret));
   }
 
   private wasValid(hash: string, now: number): boolean {
@@ -155,7 +158,8 @@ export class KeyVerifier {
     return at !== undefined && now - at < KNOWN_VALID_MS;
   }
 
-  private lookup(secret: string, hash: string, beforeLookup: (() => void) | undefined): Promise<Verification> {
+  /** `expired`: this secret's last valid answer, served while the database is unreachable (no key can be reset meanwhile). */
+  private lookup(secret: string, hash: string, beforeLookup: (() => void) | undefined, expired: KeyPrincipal | undefined): Promise<Verification> {
     beforeLookup?.();
     const generation = this.generation;
     this.lookupCount++;
@@ -167,6 +171,10 @@ export class KeyVerifier {
           row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
         if (generation === this.generation) this.store(secret, hash, value);
         return value;
+      })
+      .catch((e: unknown): Verification => {
+        if (expired !== undefined && generation === this.generation && isDatabaseUnreachable(e)) return expired;
+        throw e;
       })
       .finally(() => {
         if (this.pending.get(hash) === pending) this.pending.delete(hash);

@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isAlive, processInfo, spawnTied, stopLeftover } from "./children";
+import { isAlive, processInfo, spawnTied, stopLeftover, supervise } from "./children";
 
 const dirs: string[] = [];
 async function scratch(): Promise<string> {
@@ -65,5 +65,86 @@ describe("stopLeftover", () => {
     writeFileSync(pidFile, "999999");
     expect(await stopLeftover(pidFile, () => true)).toBeNull();
     await expect(fs.access(pidFile)).rejects.toThrow();
+  });
+});
+
+describe("supervise", () => {
+  /** A real process that fails to start (exits 1 at once), as a restart attempt rejects then. */
+  const failingStart = () =>
+    new Promise<ChildProcess>((_, reject) => {
+      spawn("sh", ["-c", "exit 1"], { stdio: "ignore" }).once("exit", (code) => reject(new Error(`exited with ${code}`)));
+    });
+  const sleeper = () => spawn("sleep", ["303"], { stdio: "ignore" });
+
+  it("restarts a process that exits on its own, doubling the delay while attempts fail, and back to the first delay once one succeeds", async () => {
+    const first = sleeper();
+    const events: string[] = [];
+    let attempts = 0;
+    let restarted: (child: ChildProcess) => void = () => undefined;
+    const supervised = supervise(first, {
+      minMs: 10,
+      maxMs: 50,
+      restart: () => (++attempts <= 4 ? failingStart() : Promise.resolve(sleeper())),
+      onExit: (_code, signal, delayMs) => events.push(`exit ${signal} next in ${delayMs}`),
+      onRestartFailed: (_e, delayMs, attempt) => events.push(`attempt ${attempt} failed, next in ${delayMs}`),
+      onRestarted: (child, attempt) => {
+        events.push(`restarted on attempt ${attempt}`);
+        restarted(child);
+      },
+    });
+    try {
+      let next = new Promise<ChildProcess>((resolve) => (restarted = resolve));
+      first.kill("SIGKILL");
+      const second = await next;
+      expect(supervised.current()).toBe(second);
+      expect(running(second.pid!)).toBe(true);
+      expect(events).toEqual([
+        "exit SIGKILL next in 10",
+        "attempt 1 failed, next in 20",
+        "attempt 2 failed, next in 40",
+        "attempt 3 failed, next in 50",
+        "attempt 4 failed, next in 50",
+        "restarted on attempt 5",
+      ]);
+
+      events.length = 0;
+      next = new Promise<ChildProcess>((resolve) => (restarted = resolve));
+      second.kill("SIGKILL");
+      await next;
+      expect(events).toEqual(["exit SIGKILL next in 10", "restarted on attempt 1"]);
+    } finally {
+      await supervised.stop(async (child) => void child.kill("SIGKILL"));
+    }
+  });
+
+  it("does not restart what stop() stopped, and stops a restart that was under way", async () => {
+    const first = sleeper();
+    let started: ChildProcess | undefined;
+    let attemptBegan: () => void = () => undefined;
+    const began = new Promise<void>((resolve) => (attemptBegan = resolve));
+    const supervised = supervise(first, {
+      minMs: 1,
+      maxMs: 1,
+      restart: async () => {
+        attemptBegan();
+        await new Promise((r) => setTimeout(r, 100));
+        started = sleeper();
+        return started;
+      },
+    });
+    first.kill("SIGKILL");
+    await began;
+    const stoppedPids: number[] = [];
+    await supervised.stop(async (child) => {
+      stoppedPids.push(child.pid!);
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+    });
+    expect(started).toBeDefined();
+    expect(stoppedPids.sort()).toEqual([first.pid!, started!.pid!].sort());
+    expect(running(started!.pid!)).toBe(false);
   });
 });

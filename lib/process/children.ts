@@ -126,3 +126,80 @@ export function watchOver(pid: number, signal: "TERM" | "INT"): { stop(): void }
   (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   return { stop: () => watcher.kill("SIGKILL") };
 }
+
+export interface SuperviseOptions {
+  /** Starts the process again; resolves once it is ready, rejects when this attempt failed. */
+  restart: () => Promise<ChildProcess>;
+  /** First delay before a restart, doubled after each failed attempt up to maxMs, and back to minMs once one succeeds. */
+  minMs: number;
+  maxMs: number;
+  /** The process exited without being asked to; a restart follows in `delayMs`. */
+  onExit?: (code: number | null, signal: NodeJS.Signals | null, delayMs: number) => void;
+  /** A restart attempt failed; the next one follows in `delayMs`. */
+  onRestartFailed?: (error: unknown, delayMs: number, attempt: number) => void;
+  onRestarted?: (child: ChildProcess, attempts: number) => void;
+}
+
+export interface Supervised {
+  /** The process running now (the last one started). */
+  current(): ChildProcess;
+  /** Stops supervising, waits for a restart in progress, then stops the process with `stopChild`. */
+  stop(stopChild: (child: ChildProcess) => Promise<void>): Promise<void>;
+}
+
+/**
+ * Keeps a child process running: when it exits without stop(), it is started again with `restart`,
+ * after a delay that doubles while attempts keep failing (a crashed server may hold its port or
+ * shared memory for a moment).
+ */
+export function supervise(first: ChildProcess, options: SuperviseOptions): Supervised {
+  let current = first;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<ChildProcess | undefined> | undefined;
+
+  const watch = (child: ChildProcess) => {
+    child.once("exit", (code, signal) => {
+      if (stopped || child !== current) return;
+      options.onExit?.(code, signal, options.minMs);
+      schedule(options.minMs, 1);
+    });
+  };
+  const schedule = (delayMs: number, attempts: number) => {
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (stopped) return;
+      attempt = options.restart().then(
+        (child) => {
+          attempt = undefined;
+          if (stopped) return child;
+          current = child;
+          watch(child);
+          options.onRestarted?.(child, attempts);
+          return undefined;
+        },
+        (error: unknown) => {
+          attempt = undefined;
+          if (stopped) return undefined;
+          const next = Math.min(options.maxMs, delayMs * 2);
+          options.onRestartFailed?.(error, next, attempts);
+          schedule(next, attempts + 1);
+          return undefined;
+        },
+      );
+    }, delayMs);
+    timer.unref();
+  };
+  watch(first);
+
+  return {
+    current: () => current,
+    async stop(stopChild) {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      // A restart that completes now hands its process back here, to be stopped too.
+      const late = await attempt;
+      await Promise.all([stopChild(current), late ? stopChild(late) : undefined]);
+    },
+  };
+}

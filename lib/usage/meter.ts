@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { db } from "@/lib/db/client";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 
@@ -24,18 +25,36 @@ interface Counter {
 const MINUTE = 60_000;
 /** Rows per INSERT statement; keeps the bind-parameter count far below PostgreSQL's 65,535. */
 const BATCH = 1000;
+/** How long the ids of committed flushes are kept (a flush is re-sent within seconds of its first try). */
+const FLUSH_ID_RETENTION = "1 day";
+const PRUNE_EVERY_MS = 60 * MINUTE;
+
+/** Counters taken out of `pending` for one flush, sent as statements `<id>:0`, `<id>:1`, …: */
+interface Flush {
+  id: string;
+  counters: Counter[];
+}
 
 /**
  * Usage aggregated in memory per (project, key, network, endpoint, minute) and flushed as
  * per-minute buckets with one upsert-increment statement, never one row per request.
- * A failed flush keeps the counts for the next attempt, so usage is not lost.
+ *
+ * A flush that fails keeps its counters in memory and is sent again, as it is and under the same
+ * id, before anything newer: each statement records its id in `usage_flushes` in the same
+ * statement as the increments, so one whose commit succeeded but whose answer was lost (the
+ * database died at that moment) is skipped when sent again. Usage is neither lost while the
+ * database is away nor counted twice when it comes back; a hard kill of the process loses what
+ * was recorded since the last successful flush.
  */
 export class UsageMeter {
   private pending = new Map<string, Counter>();
+  /** The flush sent last and not known to be written: re-sent under its id until it is. */
+  private unconfirmed: Flush | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
+  private flushing: Promise<boolean> | undefined;
   /** When the current run of failed flushes began (undefined while flushes succeed). */
   private failingSince: number | undefined;
+  private prunedAt = 0;
 
   constructor(private readonly log: Logger = componentLogger("usage")) {}
 
@@ -52,77 +71,106 @@ export class UsageMeter {
     if (s.error) c.errors += 1;
   }
 
+  /** Requests recorded and not yet known to be written. */
+  get unwritten(): number {
+    let n = 0;
+    for (const c of this.pending.values()) n += c.requests;
+    for (const c of this.unconfirmed?.counters ?? []) n += c.requests;
+    return n;
+  }
+
   start(intervalMs: number): void {
     this.timer ??= setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
   }
 
-  /** Flushes what is pending; concurrent calls wait for the same flush, then flush again. */
+  /**
+   * Writes what is recorded: a flush left unconfirmed by a failure first, then what is pending.
+   * Concurrent calls wait for the flush in progress, then flush again. Never rejects: a failure
+   * keeps the counts for the next call.
+   */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
-    this.pending = new Map();
-    const progress = { written: 0 };
-    this.flushing = this.write(batch, progress)
-      .then(() => {
-        if (this.failingSince === undefined) return;
-        this.log.info(`usage written again after ${((Date.now() - this.failingSince) / 1000).toFixed(1)} s of failed flushes; nothing was lost`);
-        this.failingSince = undefined;
-      })
-      .catch((e: unknown) => {
-        // One line per outage: the counts stay in memory and every later flush tries again.
-        if (this.failingSince === undefined) {
-          this.failingSince = Date.now();
-          this.log.warn({ err: errorMessage(e) }, "usage flush failed; the counts are kept in memory and written when the database answers again");
-        }
-        // Statements that committed are not counted again.
-        for (const c of batch.slice(progress.written)) this.merge(c);
-      })
-      .finally(() => {
+    // A flush re-sent after a failure is followed at once by what was recorded meanwhile.
+    const rounds = this.unconfirmed ? 2 : 1;
+    for (let round = 0; round < rounds; round++) {
+      this.flushing = this.flushOnce().finally(() => {
         this.flushing = undefined;
       });
-    await this.flushing;
+      if (!(await this.flushing)) return;
+    }
   }
 
+  /** Stops the periodic flush and writes all that is recorded (what cannot be written is lost, and logged). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+    const lost = this.unwritten;
+    if (lost > 0) this.log.error({ requests: lost }, `the usage of ${lost} requests could not be written before stopping (the database is unreachable) and is lost`);
   }
 
-  private merge(c: Counter): void {
-    const id = `${c.projectId}\u0000${c.keyId}\u0000${c.network}\u0000${c.endpoint}\u0000${c.minute}`;
-    const existing = this.pending.get(id);
-    if (!existing) this.pending.set(id, c);
-    else {
-      existing.cu += c.cu;
-      existing.requests += c.requests;
-      existing.errors += c.errors;
+  /** One flush: the unconfirmed one if any, else what is pending. Resolves true when it was written. */
+  private async flushOnce(): Promise<boolean> {
+    if (!this.unconfirmed) {
+      if (this.pending.size === 0) return true;
+      this.unconfirmed = { id: randomUUID(), counters: [...this.pending.values()] };
+      this.pending = new Map();
     }
+    try {
+      await this.write(this.unconfirmed);
+      this.unconfirmed = undefined;
+    } catch (e) {
+      // One line per outage: the counts stay in memory and every later flush sends them again.
+      if (this.failingSince === undefined) {
+        this.failingSince = Date.now();
+        this.log.warn({ err: errorMessage(e) }, "usage flush failed; the counts are kept in memory and written when the database answers again");
+      }
+      return false;
+    }
+    if (this.failingSince !== undefined) {
+      this.log.info(`usage written again after ${((Date.now() - this.failingSince) / 1000).toFixed(1)} s of failed flushes; nothing was lost`);
+      this.failingSince = undefined;
+    }
+    await this.prune();
+    return true;
   }
 
-  /** Writes the counters BATCH at a time; `progress.written` counts those whose statement committed. */
-  private async write(counters: Counter[], progress: { written: number }): Promise<void> {
-    for (let i = 0; i < counters.length; i += BATCH) {
-      const rows = counters.slice(i, i + BATCH);
-      const values: unknown[] = [];
-      const tuples = rows.map((c, r) => {
+  /**
+   * One statement per BATCH counters, each claiming its id in usage_flushes and adding its
+   * increments only when the claim is new, atomically.
+   */
+  private async write(flush: Flush): Promise<void> {
+    for (let i = 0; i < flush.counters.length; i += BATCH) {
+      const rows = flush.counters.slice(i, i + BATCH);
+      const values: unknown[] = [`${flush.id}:${i / BATCH}`];
+      const tuples = rows.map((c) => {
+        const p = values.length;
         values.push(c.projectId, c.keyId, c.network, c.endpoint, new Date(c.minute), c.cu, c.requests, c.errors);
-        const p = r * 8;
-        return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 8})`;
+        return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}::timestamptz, $${p + 6}::bigint, $${p + 7}::int, $${p + 8}::int)`;
       });
       await db().$executeRawUnsafe(
-        `INSERT INTO usage_buckets (project_id, key_id, network, endpoint, minute, cu, requests, errors)
-         VALUES ${tuples.join(", ")}
+        `WITH claim AS (INSERT INTO usage_flushes (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id)
+         INSERT INTO usage_buckets (project_id, key_id, network, endpoint, minute, cu, requests, errors)
+         SELECT v.* FROM (VALUES ${tuples.join(", ")}) AS v(project_id, key_id, network, endpoint, minute, cu, requests, errors)
+         WHERE EXISTS (SELECT 1 FROM claim)
          ON CONFLICT (project_id, minute, key_id, network, endpoint) DO UPDATE SET
            cu = usage_buckets.cu + excluded.cu,
            requests = usage_buckets.requests + excluded.requests,
            errors = usage_buckets.errors + excluded.errors`,
         ...values,
       );
-      progress.written = i + rows.length;
     }
+  }
+
+  /** Deletes flush ids older than FLUSH_ID_RETENTION, at most once every PRUNE_EVERY_MS. */
+  private async prune(): Promise<void> {
+    const now = Date.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    await db()
+      .$executeRawUnsafe(`DELETE FROM usage_flushes WHERE created_at < now() - interval '${FLUSH_ID_RETENTION}'`)
+      .catch((e: unknown) => this.log.warn({ err: errorMessage(e) }, "could not delete old usage flush ids; trying again in an hour"));
   }
 }
 

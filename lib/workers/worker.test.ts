@@ -238,7 +238,7 @@ describe("failures", () => {
         events.push(next);
         if (next === "done") return WORKER_DONE;
         if (next === "remote") throw new RemoteError(`remote ${events.length}`);
-        if (next === "database") throw new Error("connection refused");
+        if (next === "database") throw new Error('column "x" does not exist');
         s.steps++;
         return 0;
       },
@@ -250,8 +250,28 @@ describe("failures", () => {
     expect(lines.filter((l) => l.level !== "debug").map((l) => [l.level, l.msg])).toEqual([
       ["warn", "remote failed, retrying with backoff (up to 0.04 s): remote 2"],
       ["info", "recovered after 5 failed attempts; after 1 steps"],
-      ["error", "database failed, retrying with backoff (up to 0.04 s): connection refused"],
+      ["error", 'database failed, retrying with backoff (up to 0.04 s): column "x" does not exist'],
       ["info", "recovered after 2 failed attempts; after 1 steps"],
+    ]);
+  });
+
+  it("log an unreachable database as a warning without a stack: an outage to ride out, not a bug", async () => {
+    const { logger, lines } = captureLogs();
+    let steps = 0;
+    start({
+      kind: "test-outage",
+      key: uniqueKey(),
+      logger,
+      backoff: { baseMs: 5, maxMs: 5 },
+      init: async () => ({}),
+      step: async () => {
+        if (++steps <= 3) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+        return WORKER_DONE;
+      },
+    });
+    await waitFor("the database to be back", () => steps > 3);
+    expect(lines.filter((l) => l.level !== "debug").map((l) => [l.level, l.msg, "err" in l])).toEqual([
+      ["warn", "step failed, retrying with backoff (up to 0.005 s): connect ECONNREFUSED 127.0.0.1:5432", false],
     ]);
   });
 });

@@ -4,6 +4,7 @@
  * on failures (one log line per failure streak, one when it recovers) and a clean stop.
  */
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
+import { isDatabaseUnreachable } from "@/lib/db/outage";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { LeaderLock } from "./leader-lock";
 
@@ -145,8 +146,10 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
           const failure = classify(e);
           const retryInMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
           if (failures === 1) {
-            // The stack of an unexpected failure helps find its cause; a remote's failure has none worth reading.
-            log[failure.level ?? "error"](failure.keepState ? {} : { err: e }, `${failure.what}, retrying with backoff (up to ${maxMs / 1000} s): ${failure.reason ?? errorMessage(e)}`);
+            // The stack of an unexpected failure helps find its cause; a remote's failure, or an
+            // unreachable database (an outage the service rides out), has none worth reading.
+            const outage = isDatabaseUnreachable(e);
+            log[failure.level ?? (outage ? "warn" : "error")](failure.keepState || outage ? {} : { err: e }, `${failure.what}, retrying with backoff (up to ${maxMs / 1000} s): ${failure.reason ?? errorMessage(e)}`);
           }
           log.debug({ failures, retryInMs }, `retrying in ${retryInMs} ms`);
           // A failure while taking the lock leaves nothing to keep.

@@ -3,7 +3,9 @@ import { authOptions } from "@/lib/auth/options";
 import { email } from "@/lib/auth/schema";
 import { signInRefusal } from "@/lib/auth/throttle";
 import { clientIp } from "@/lib/client-ip";
+import { databaseOutage } from "@/lib/db/outage";
 import { getEnv } from "@/lib/env";
+import { databaseUnavailableError, type AppError } from "@/lib/errors";
 
 type Context = { params: Promise<{ nextauth: string[] }> };
 
@@ -36,16 +38,20 @@ async function submittedEmail(req: Request): Promise<string | null> {
  */
 async function post(req: Request, ctx: Context): Promise<Response> {
   const { nextauth } = await ctx.params;
-  if (nextauth.join("/") === "callback/credentials") {
-    const address = await submittedEmail(req);
-    const refusal = address === null ? null : signInRefusal(address, clientIp(req.headers));
-    if (refusal) {
-      const url = new URL("/api/auth/error", getEnv().PUBLIC_URL);
-      url.searchParams.set("error", refusal.message);
-      return Response.json({ ...refusal.toJSON(), url: url.href }, { status: refusal.status, headers: refusal.headers });
-    }
-  }
-  return handler(req, ctx);
+  if (nextauth.join("/") !== "callback/credentials") return handler(req, ctx);
+  const address = await submittedEmail(req);
+  const refusal = address === null ? null : signInRefusal(address, clientIp(req.headers));
+  if (refusal) return refuse(refusal);
+  const res = await handler(req, ctx);
+  // authorize() could not reach the database (it reported the outage): 503 with Retry-After, not 401.
+  if (res.status === 401 && databaseOutage()) return refuse(databaseUnavailableError());
+  return res;
+}
+
+function refuse(refusal: AppError): Response {
+  const url = new URL("/api/auth/error", getEnv().PUBLIC_URL);
+  url.searchParams.set("error", refusal.message);
+  return Response.json({ ...refusal.toJSON(), url: url.href }, { status: refusal.status, headers: refusal.headers });
 }
 
 export { handler as GET, post as POST };

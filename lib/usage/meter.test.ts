@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { db } from "@/lib/db/client";
+import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
+import { createTestProject } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { UsageMeter, type UsageSample } from "./meter";
+
+// The meter reaches PostgreSQL through a proxy that can refuse connections (the database is gone)
+// or drop the answer to a statement that committed (the database died just after the commit).
+const { proxy } = faultProxyDatabase();
+
+async function stored(projectId: string) {
+  const rows = await db().usageBucket.findMany({ where: { projectId } });
+  return {
+    requests: rows.reduce((n, r) => n + r.requests, 0),
+    errors: rows.reduce((n, r) => n + r.errors, 0),
+    cu: rows.reduce((n, r) => n + Number(r.cu), 0),
+  };
+}
+
+function sample(projectId: string, keyId: string, endpoint: string, cu: number, error = false): UsageSample {
+  return { projectId, keyId, network: "ethereum-mainnet", endpoint, cu, error };
+}
+
+describe("the usage meter", () => {
+  it("aggregates calls into per-minute buckets and adds to them on later flushes", async () => {
+    const p = await createTestProject("Meter");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const meter = new UsageMeter(captureLogs().logger);
+    const minute = Date.UTC(2026, 0, 1, 12, 0);
+    meter.record(sample(p.projectId, keyId, "eth_call", 26), minute + 1000);
+    meter.record(sample(p.projectId, keyId, "eth_call", 26), minute + 59_000);
+    meter.record(sample(p.projectId, keyId, "eth_call", 0, true), minute + 60_000);
+    meter.record(sample(p.projectId, keyId, "eth_getLogs", 75), minute + 2000);
+    await meter.flush();
+    meter.record(sample(p.projectId, keyId, "eth_call", 26), minute + 3000);
+    await meter.stop();
+
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId }, orderBy: [{ minute: "asc" }, { endpoint: "asc" }] });
+    expect(rows.map((r) => ({ minute: r.minute.toISOString(), endpoint: r.endpoint, cu: Number(r.cu), requests: r.requests, errors: r.errors }))).toEqual([
+      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_call", cu: 78, requests: 3, errors: 0 },
+      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_getLogs", cu: 75, requests: 1, errors: 0 },
+      { minute: "2026-01-01T12:01:00.000Z", endpoint: "eth_call", cu: 0, requests: 1, errors: 1 },
+    ]);
+    expect(meter.unwritten).toBe(0);
+  });
+
+  it("keeps usage in memory while the database is unreachable, logs that once, and writes it all once when it is back", async () => {
+    const p = await createTestProject("Meter outage");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const logs = captureLogs();
+    const meter = new UsageMeter(logs.logger);
+    proxy().refuse();
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 5; i++) meter.record(sample(p.projectId, keyId, "eth_blockNumber", 10));
+        meter.record(sample(p.projectId, keyId, "eth_blockNumber", 0, true));
+        await meter.flush();
+      }
+      expect(meter.unwritten).toBe(18);
+    } finally {
+      proxy().pass();
+    }
+    await meter.flush();
+    expect(meter.unwritten).toBe(0);
+    expect(await stored(p.projectId)).toEqual({ requests: 18, errors: 3, cu: 150 });
+    expect(logs.messages.filter((m) => m.startsWith("usage flush failed"))).toHaveLength(1);
+    expect(logs.messages.filter((m) => m.startsWith("usage written again after"))).toHaveLength(1);
+  });
+
+  it("says how much usage it loses when it is stopped while the database is unreachable", async () => {
+    const p = await createTestProject("Meter stop");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const logs = captureLogs();
+    const meter = new UsageMeter(logs.logger);
+    for (let i = 0; i < 3; i++) meter.record(sample(p.projectId, keyId, "eth_call", 26));
+    proxy().refuse();
+    try {
+      await meter.stop();
+    } finally {
+      proxy().pass();
+    }
+    expect(logs.lines.filter((l) => l.level === "error").map((l) => l.msg)).toEqual(["the usage of 3 requests could not be written before stopping (the database is unreachable) and is lost"]);
+    expect(await stored(p.projectId)).toEqual({ requests: 0, errors: 0, cu: 0 });
+  });
+
+  it("does not count a flush twice when the database committed it but its answer was lost", async () => {
+    const p = await createTestProject("Meter lost answer");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const meter = new UsageMeter(captureLogs().logger);
+    for (let i = 0; i < 4; i++) meter.record(sample(p.projectId, keyId, "eth_call", 26));
+    const cut = proxy().cutAfterReply("INSERT 0 1");
+    await meter.flush();
+    await cut;
+    // Committed, but the meter could not know it: it still holds the counts.
+    expect(await stored(p.projectId)).toEqual({ requests: 4, errors: 0, cu: 104 });
+    expect(meter.unwritten).toBe(4);
+
+    // Sent again under the same id (and what came meanwhile under a new one): the first is skipped.
+    meter.record(sample(p.projectId, keyId, "eth_call", 26));
+    await meter.flush();
+    expect(meter.unwritten).toBe(0);
+    expect(await stored(p.projectId)).toEqual({ requests: 5, errors: 0, cu: 130 });
+  });
+});
