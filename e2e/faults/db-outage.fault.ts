@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { generateKeyMaterial } from "@/lib/keys/secret";
-import { databaseUrlOf, enterpriseProject, postmasterPid, printOutput, scratchDataDir, startService, storedUsage, waitFor, type ServiceProcess, type StoredUsage } from "./service";
+import { assertRunning, databaseUrlOf, enterpriseProject, postmasterPid, printOutput, scratchDataDir, startService, storedUsage, waitFor, type ServiceProcess, type StoredUsage } from "./service";
 
 let dataDir: string;
 let service: ServiceProcess;
@@ -112,7 +112,11 @@ describe("kill -9 of the embedded PostgreSQL under load", () => {
     };
     const loops = [loop("chainId"), loop("chainId"), loop("chainId"), loop("status"), loop("status"), loop("status")];
     try {
-      await waitFor("load before the kill", () => seen.statusOk > 50 && seen.chainId > 50);
+      const running = () => {
+        assertRunning(service);
+        return true;
+      };
+      await waitFor("load before the kill", () => running() && seen.statusOk > 50 && seen.chainId > 50);
 
       const pid = postmasterPid(dataDir);
       const port = Number(service.env.EMBEDDED_PG_PORT);
@@ -121,7 +125,7 @@ describe("kill -9 of the embedded PostgreSQL under load", () => {
       let blocker: Server | undefined;
       await waitFor("PostgreSQL's port to be free", async () => (blocker = await holdPort(port)) !== undefined);
       const before = { ...seen };
-      await waitFor("503s on the database's endpoints and answers on the node endpoint", () => seen.statusUnavailable > before.statusUnavailable + 10 && seen.chainId > before.chainId + 50);
+      await waitFor("503s on the database's endpoints and answers on the node endpoint", () => running() && seen.statusUnavailable > before.statusUnavailable + 10 && seen.chainId > before.chainId + 50);
 
       // A key the service has not verified yet needs the database: 503 UNAVAILABLE, not 401 or 500.
       const unknown = await chainId(agent, generateKeyMaterial().secret);
@@ -129,7 +133,7 @@ describe("kill -9 of the embedded PostgreSQL under load", () => {
 
       await new Promise<void>((resolve) => blocker!.close(() => resolve()));
       const outage = { ...seen };
-      await waitFor("the database's endpoints to answer again", () => seen.statusOk > outage.statusOk + 50, 60_000);
+      await waitFor("the database's endpoints to answer again", () => running() && seen.statusOk > outage.statusOk + 50, 60_000);
     } finally {
       loading = false;
       await Promise.all(loops);

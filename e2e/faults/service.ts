@@ -92,6 +92,13 @@ export function printOutput(service: ServiceProcess | undefined, lines = 80): vo
   if (service) process.stderr.write(`--- the service's last ${lines} lines of output ---\n${service.output.slice(-lines).join("\n")}\n`);
 }
 
+/** Throws when the service has exited (a crash makes waits time out otherwise, with less to say). */
+export function assertRunning(service: ServiceProcess): void {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) {
+    throw new Error(`the service exited (${service.child.exitCode ?? service.child.signalCode}):\n${service.output.slice(-30).join("\n")}`);
+  }
+}
+
 /** Runs the admin CLI against the service's database (as an operator would while it runs); its JSON answer. */
 export function admin(service: ServiceProcess, ...args: string[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
