@@ -1,0 +1,64 @@
+/**
+ * What the webhook engine asks of a chain: its head, block headers (to follow it and to see
+ * reorganisations), the BLOCK_PERIOD message of a block, and the LOG or TRANSACTION messages a set
+ * of subscriptions match in a block. One implementation per family: EVM (lib/webhooks/engine/evm.ts,
+ * over the network's anvil devnet or upstream nodes) and Aptos (lib/webhooks/engine/aptos.ts, over
+ * the index lib/aptos keeps). The engine (followers, finality, reorgs, outbox) is family-agnostic.
+ */
+import type { Network } from "@/lib/networks";
+import type { WebhookEventType } from "../types";
+
+/** A block as the follower tracks it. */
+export interface ChainBlockRef {
+  number: bigint;
+  /** 0x-prefixed, lower case. */
+  hash: string;
+  parentHash: string;
+  /** Block time, seconds since the Unix epoch (Aptos: the block's µs timestamp / 1e6, floored). */
+  timestamp: number;
+}
+
+/** An active subscription of the network, as matchers need it (condition already normalised). */
+export interface MatchableSubscription {
+  id: string;
+  eventType: WebhookEventType;
+  /** LOG: { address, topics }; TRANSACTION: { payloadFunction, eventType, eventAccountAddress, eventData }. */
+  condition: unknown;
+}
+
+/** What one subscription matched in one block: the `messages` of one delivered message, in chain order. */
+export interface BlockMatch {
+  subscriptionId: string;
+  messages: unknown[];
+}
+
+/**
+ * Built once per set of subscriptions (rebuilt when they change), so that matching a block costs
+ * about the block's size, not the number of subscriptions: LOG indexed by (address, topic0),
+ * TRANSACTION by payload function and by (event type, event account address).
+ */
+export interface Matcher {
+  /** Matches of the block; one entry per subscription with at least one match. */
+  match(block: ChainBlockRef, signal: AbortSignal): Promise<BlockMatch[]>;
+}
+
+export interface ChainSource {
+  readonly network: Network;
+  /**
+   * Blocks this many below the head are final: isInstant false delivers only those. 0 means final
+   * at commit (Aptos), where isInstant makes no difference.
+   */
+  readonly finalityDepth: number;
+  /** Whether blocks at the head can be replaced (EVM): the engine then checks parent hashes. */
+  readonly reorgs: boolean;
+  /** The newest block's number, or null when the chain has none yet (or is not reachable: throw). */
+  head(signal: AbortSignal): Promise<bigint | null>;
+  /** The block at a height, or null when the chain does not have it (yet, or any more). */
+  block(number: bigint, signal: AbortSignal): Promise<ChainBlockRef | null>;
+  /** The BLOCK_PERIOD message of a block, in the family's documented shape. */
+  blockPeriodMessage(block: ChainBlockRef, signal: AbortSignal): Promise<unknown>;
+  /** A matcher for these subscriptions (all LOG, or all TRANSACTION, of this network). */
+  matcher(subscriptions: readonly MatchableSubscription[]): Matcher;
+  /** A sample event of each kind for "Send test" (`messages` item, or the block for BLOCK_PERIOD). */
+  sample(eventType: WebhookEventType, signal: AbortSignal): Promise<unknown>;
+}
