@@ -1,6 +1,7 @@
 import { maxHeaderSize, ServerResponse, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { AppError } from "@/lib/errors";
+import { databaseOutage, OUTAGE_RETRY_AFTER_S } from "@/lib/db/outage";
+import { AppError, databaseUnavailableError } from "@/lib/errors";
 import { MAX_URL_LENGTH } from "@/lib/gateway/router";
 
 /**
@@ -105,4 +106,45 @@ export function answerClientError(error: Error, socket: Duplex): void {
     "Connection: close",
   ];
   socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+}
+
+/**
+ * Paths that pass during an outage too: files Next.js serves (no database needed), and the health
+ * and readiness probes, which say themselves what they see.
+ */
+const PASS_DURING_OUTAGE = /^\/(?:_next\/static\/|[^/?]+\.[a-z0-9]+(?:\?|$)|icon(?:\?|$)|api\/(?:health|ready)(?:[/?]|$))/i;
+
+const OUTAGE_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="${OUTAGE_RETRY_AFTER_S}"><title>Blockgate is briefly unavailable</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;margin:0;min-height:100vh;display:grid;place-items:center;background:#0b0d12;color:#e6e8ee}main{max-width:28rem;padding:2rem;text-align:center}p{color:#9aa3b2}</style>
+</head><body><main><h1>Briefly unavailable</h1>
+<p>The console cannot reach its database at the moment. This page reloads by itself every ${OUTAGE_RETRY_AFTER_S} seconds; nothing you saved is lost.</p>
+</main></body></html>`;
+
+/**
+ * Before Next.js, while this process knows the database is unreachable (lib/db/outage.ts): console
+ * pages answer a small self-reloading 503 page, console API routes the `{ code, message }` 503,
+ * both with Retry-After, instead of each rendering an error (and logging it) inside Next.js.
+ * Static assets still pass. True when answered.
+ */
+export function answerDuringOutage(req: IncomingMessage, res: ServerResponse): boolean {
+  if (!databaseOutage()) return false;
+  const path = req.url ?? "/";
+  if (PASS_DURING_OUTAGE.test(path)) return false;
+  if (path.startsWith("/api/")) {
+    sendError(res, databaseUnavailableError());
+    return true;
+  }
+  const body = req.method === "HEAD" ? "" : OUTAGE_PAGE;
+  res
+    .writeHead(503, {
+      "Retry-After": String(OUTAGE_RETRY_AFTER_S),
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "no-store",
+      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      "Content-Length": Buffer.byteLength(OUTAGE_PAGE),
+    })
+    .end(body);
+  return true;
 }

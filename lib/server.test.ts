@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { databaseOutage, reportDatabaseUnreachable } from "@/lib/db/outage";
+import { setDatabaseUrl } from "@/lib/env";
 import { CLIENT_IP_HEADER } from "@/lib/client-ip";
 import { startHttpServer, type RunningServer } from "@/lib/server";
 import { freePort } from "@/lib/testing/ports";
@@ -134,6 +136,35 @@ describe("the HTTP server without Next.js", () => {
       expect(res.headers.get("content-type"), path).toBe("application/json");
       expect(await res.json(), path).toEqual({ code: "WRONG_ENDPOINT", message: "Not found." });
     }
+  });
+});
+
+describe("console requests while the database is unreachable", () => {
+  it("answer 503 with Retry-After (a self-reloading page, or JSON for /api), let static files through, and reach Next.js again once the database answers", async () => {
+    setDatabaseUrl(`postgresql://nobody@127.0.0.1:${await freePort()}/none`);
+    reportDatabaseUnreachable(new Error("connect ECONNREFUSED"));
+    const page = await fetch(withNext.url + "/projects");
+    expect(page.status).toBe(503);
+    expect(page.headers.get("retry-after")).toBe("5");
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await page.text();
+    expect(html).toContain("cannot reach its database");
+    expect(html).toContain('<meta http-equiv="refresh" content="5">');
+    const api = await fetch(withNext.url + "/api/projects");
+    expect([api.status, api.headers.get("retry-after"), await api.json()]).toEqual([
+      503,
+      "5",
+      { code: "UNAVAILABLE", message: "The service's database is unreachable at the moment. Please retry shortly." },
+    ]);
+    for (const path of ["/_next/static/chunks/app.js", "/favicon.ico", "/logo.svg", "/api/health", "/api/ready"]) {
+      const res = await fetch(withNext.url + path);
+      expect([path, res.status]).toEqual([path, 200]);
+    }
+    // The probe finds the database again (the run's real PostgreSQL) and the outage ends by itself.
+    setDatabaseUrl(inject("databaseUrl"));
+    await expect.poll(() => databaseOutage(), { timeout: 10_000 }).toBeUndefined();
+    const after = await fetch(withNext.url + "/projects");
+    expect([after.status, await after.json()]).toEqual([200, { clientIp: "127.0.0.1", url: "/projects" }]);
   });
 });
 

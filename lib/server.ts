@@ -4,7 +4,7 @@ import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
 import { createGateway } from "@/lib/gateway/router";
-import { answerClientError, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
+import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
 import type { UsageMeter } from "@/lib/usage/meter";
 
@@ -57,6 +57,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.writeHead(error.status, { ...error.headers, "Content-Type": "application/json" }).end(JSON.stringify(error.toJSON()));
       return;
     }
+    if (answerDuringOutage(req, res)) return;
     // Overwrites whatever a client sent under this name.
     req.headers[CLIENT_IP_HEADER] = socketClientIp(req, options.trustedProxyHops ?? 0);
     next(req, res).catch((e: unknown) => {

@@ -12,6 +12,7 @@ import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
 import { componentLogger, errorMessage } from "@/lib/log";
+import { reportDatabaseUnreachable } from "./outage";
 import { isAlive, processInfo, supervise, watchOver } from "@/lib/process/children";
 import { assertReachable, postgresBinaries, postgresOsUser, traversableByOthers, type OsUser, type PostgresBinaries } from "./postgres-binaries";
 
@@ -175,7 +176,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     restart: () => launch(binaries, dataDir, port, runAs, remember),
     minMs: RESTART_MIN_MS,
     maxMs: RESTART_MAX_MS,
-    onExit: (code, signal) => log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`),
+    onExit: (code, signal) => {
+      log(`PostgreSQL exited unexpectedly (${code ?? signal}); restarting it on port ${port}`);
+      // Requests answer 503 at once, instead of each finding out (the probe ends the outage).
+      reportDatabaseUnreachable(new Error(`PostgreSQL exited (${code ?? signal})`));
+    },
     onRestartFailed: (err, delayMs, attempts) => {
       // Its orphaned backends may hold the shared memory, or another program the port, for a while.
       if (attempts === 1) log(`PostgreSQL could not be restarted yet (${errorMessage(err)}); retrying with backoff up to ${RESTART_MAX_MS / 1000} s`);

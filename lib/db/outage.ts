@@ -61,8 +61,8 @@ export function reportDatabaseUnreachable(e: unknown): void {
   s.since = Date.now();
   const log = componentLogger("database");
   log.error({ err: errorMessage(e) }, `the database is unreachable; requests that need it answer 503 UNAVAILABLE (Retry-After ${OUTAGE_RETRY_AFTER_S} s) until it is back`);
-  const url = databaseUrl();
   const probe = async () => {
+    const url = databaseUrl();
     if (!url) return;
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_MS });
     client.on("error", () => undefined);
