@@ -62,6 +62,11 @@ describe("admin CLI", () => {
     const plan = await admin("set-plan", "--project", projectId, "--plan", "ENTERPRISE");
     expect(plan.json).toEqual({ projectId, plan: "ENTERPRISE" });
     expect((await db().project.findUniqueOrThrow({ where: { id: projectId } })).plan).toBe("ENTERPRISE");
+    // A plan by label or in any case, as people write it.
+    for (const [name, id] of [["business", "BUSINESS"], ["Starter Plus", "STARTER_PLUS"], ["starter_plus", "STARTER_PLUS"], ["Starter (free)", "FREE"], ["developer", "DEVELOPER"]] as const) {
+      expect((await admin("set-plan", "--project", projectId, "--plan", name)).json).toEqual({ projectId, plan: id });
+      expect((await db().project.findUniqueOrThrow({ where: { id: projectId } })).plan).toBe(id);
+    }
   });
 
   it("exits non-zero with a JSON error for bad input, writing nothing", async () => {

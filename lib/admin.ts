@@ -6,7 +6,7 @@ import { Plan } from "@/lib/db/generated/enums";
 import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { resetKey } from "@/lib/keys/service";
-import { isPlan } from "@/lib/plans";
+import { planFromName, PLANS } from "@/lib/plans";
 import { projectName } from "@/lib/projects/schema";
 import { createProject, listProjects } from "@/lib/projects/service";
 
@@ -15,7 +15,7 @@ export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
   create-project --email E --name N      (prints projectId and apiKey)
   list-projects  --email E
   reset-key      --project ID             (prints the new apiKey)
-  set-plan       --project ID --plan ${Object.keys(Plan).join("|")}`;
+  set-plan       --project ID --plan ${Object.keys(Plan).join("|")} (or the plan's label, any case)`;
 
 function required(values: Record<string, string | undefined>, name: string): string {
   const v = values[name];
@@ -53,8 +53,8 @@ async function execute(command: string | undefined, values: Record<string, strin
     }
     case "set-plan": {
       const projectId = required(values, "project");
-      const plan = required(values, "plan");
-      if (!isPlan(plan)) throw new AppError("INVALID_PARAMETER", `--plan must be one of ${Object.keys(Plan).join(", ")}.`);
+      const plan = planFromName(required(values, "plan"));
+      if (!plan) throw new AppError("INVALID_PARAMETER", `--plan must name a plan, by id or label in any case: ${Object.entries(PLANS).map(([id, p]) => `${id} (${p.label})`).join(", ")}.`);
       const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan } });
       if (updated.count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId}.`);
       return { projectId, plan };

@@ -21,6 +21,17 @@ export const PLANS: Record<Plan, PlanLimits> = {
   ENTERPRISE: { label: "Enterprise", allowanceCu: null, period: "month", cuPerSecond: null, maxKeys: 100, maxWebhooks: 10_000 },
 };
 
-export function isPlan(value: string): value is Plan {
-  return Object.hasOwn(PLANS, value);
+const squash = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, "");
+
+/**
+ * The plan a person names: its id in any case (`business`, `STARTER_PLUS`, `starter-plus`) or its
+ * label (`Business`, `Starter Plus`, `Starter (free)`, or just `Starter`); undefined otherwise.
+ */
+export function planFromName(name: string): Plan | undefined {
+  const wanted = squash(name);
+  if (wanted === "") return undefined;
+  for (const [plan, limits] of Object.entries(PLANS) as [Plan, PlanLimits][]) {
+    if (squash(plan) === wanted || squash(limits.label) === wanted) return plan;
+  }
+  return wanted === "starter" ? "FREE" : undefined;
 }
