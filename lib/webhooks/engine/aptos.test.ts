@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MARKET, USERS, VAULT, DEV_COIN } from "@/lib/aptos/devnet/accounts";
 import { generateAptosBlocks } from "@/lib/aptos/devnet/producer";
 import { aptosMatchingTransactions } from "@/lib/aptos/source";
-import { deleteAptosIndex } from "@/lib/aptos/store";
+import { deleteAptosIndex, pruneAptosIndex } from "@/lib/aptos/store";
 import type { AptosEventJson, UserTransactionJson } from "@/lib/aptos/types";
 import { db, disconnectDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
@@ -17,6 +17,7 @@ import type { BlockMatch, ChainBlockRef, MatchableSubscription } from "./source"
 // that share this run's database use the catalog's slugs.
 const SLUG = "aptos-webhooks-test";
 const EMPTY_SLUG = "aptos-webhooks-empty";
+const PRUNED_SLUG = "aptos-webhooks-pruned";
 const ZERO_HASH = `0x${"0".repeat(64)}`;
 const signal = new AbortController().signal;
 
@@ -30,6 +31,7 @@ beforeAll(async () => {
   network = { ...testnet, slug: SLUG };
   await deleteAptosIndex(SLUG);
   await deleteAptosIndex(EMPTY_SLUG);
+  await deleteAptosIndex(PRUNED_SLUG);
   // Genesis and 69 blocks of 8 user transactions each: more than two read-ahead windows.
   await generateAptosBlocks(network, 70, 8);
   const rows = await db().aptosTransaction.findMany({ where: { network: SLUG, type: "user_transaction" }, orderBy: { version: "asc" }, select: { body: true } });
@@ -152,6 +154,27 @@ describe("the Aptos chain source", () => {
     const block = await empty.sample("BLOCK_PERIOD", signal);
     expect(block).toEqual(SAMPLE_BLOCK);
     expect(Object.keys(block as object)).toEqual(Object.keys((await source.sample("BLOCK_PERIOD", signal)) as object));
+  });
+});
+
+describe("a pruned index", () => {
+  it("refuses to match a block pruned after it was read, rather than matching nothing, and then no longer gives it", async () => {
+    const pruned = { ...network, slug: PRUNED_SLUG };
+    await generateAptosBlocks(pruned, 12, 3);
+    const source = aptosChainSource(pruned);
+    const matcher = source.matcher([sub("fee", { eventType: "0x1::transaction_fee::FeeStatement", eventAccountAddress: "0x0" })]);
+    const early = (await source.block(2n, signal))!;
+    const kept = (await source.block(8n, signal))!;
+    await pruneAptosIndex(PRUNED_SLUG, 5n);
+    await expect(matcher.match(early, signal)).rejects.toThrow("block 2 of aptos-webhooks-pruned is no longer in the index (pruned, or the index was replaced)");
+    expect(await source.block(2n, signal)).toBeNull();
+    const matches = await matcher.match(kept, signal);
+    expect(matches.map((m) => m.messages.length)).toEqual([3]);
+    // The oldest stored block's parent is pruned: its parent hash is unknown.
+    expect((await source.blocks(0n, 6n, signal)).map((b) => [b.number, b.parentHash === ZERO_HASH])).toEqual([
+      [5n, true],
+      [6n, false],
+    ]);
   });
 });
 

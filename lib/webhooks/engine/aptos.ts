@@ -138,15 +138,23 @@ class BlockCache {
       if (!next || next.txs) break;
       run.push(next);
     }
-    const rows = await aptosUserTransactions(this.slug, ref.number, run.at(-1)!.summary.height);
+    const last = run.at(-1)!.summary.height;
+    const rows = await aptosUserTransactions(this.slug, ref.number, last);
+    // Read after the transactions: a block still stored now had all of them when they were read
+    // (a pruning removes a block with its transactions in one database transaction).
+    const still = new Map((await aptosBlocks(this.slug, ref.number, last)).map((b) => [b.height, b.hash]));
     const byHeight = new Map<bigint, AptosTransactionMessage[]>();
     for (const r of rows) {
       const list = byHeight.get(r.blockHeight);
       if (list) list.push(r.message);
       else byHeight.set(r.blockHeight, [r.message]);
     }
-    for (const b of run) b.txs = byHeight.get(b.summary.height) ?? [];
-    return c.txs!;
+    for (const b of run) {
+      if (still.get(b.summary.height) === b.ref.hash) b.txs = byHeight.get(b.summary.height) ?? [];
+      else this.entries.delete(b.summary.height);
+    }
+    if (!c.txs) throw new Error(`block ${ref.number} of ${this.slug} is no longer in the index (pruned, or the index was replaced)`);
+    return c.txs;
   }
 }
 
