@@ -178,3 +178,11 @@ export async function aptosMatchingTransactions(network: string, fromHeight: big
     WHERE network = ${network} AND version = ANY(${rows.map((r) => r.version)}::bigint[]) ORDER BY version`;
   return withBlockHashes(network, bodies);
 }
+
+/** The newest stored user transaction as a TRANSACTION message, or null when there is none. */
+export async function aptosLatestUserTransaction(network: string): Promise<AptosTransactionMessage | null> {
+  const rows = await db().$queryRaw<Array<{ body: string }>>`
+    SELECT body::text AS body FROM aptos_transactions
+    WHERE network = ${network} AND type = 'user_transaction' ORDER BY version DESC LIMIT 1`;
+  return rows[0] ? toMessage(rows[0].body) : null;
+}
