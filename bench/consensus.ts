@@ -14,6 +14,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
+import { SEARCH_SQL } from "@/lib/consensus/handlers";
 import { parseQuery } from "@/lib/consensus/query/parse";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "@/lib/consensus/query/sql";
 import { generateBlocks } from "@/lib/consensus/devnet/producer";
@@ -253,13 +254,13 @@ export async function consensusBench(argv: string[]): Promise<number> {
       const counterParams: unknown[] = [NETWORK];
       const counters = compileTxCount(parsed.query, counterParams);
       if (counters) statements.push(["count from the counters", counters, counterParams]);
-      countSql = `SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`;
-      pageSql = `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}\n     ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT 100 OFFSET 0`;
+      countSql = SEARCH_SQL.txCount(where);
+      pageSql = SEARCH_SQL.txPage(where, dir, 100, 0);
     } else {
       const where = compileBlockQuery(parsed.query, params);
       const dir = row.c.order === "asc" ? "ASC" : "DESC";
-      countSql = `SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`;
-      pageSql = `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT 100 OFFSET 0`;
+      countSql = SEARCH_SQL.blockCount(where);
+      pageSql = SEARCH_SQL.blockPage(where, dir, 100, 0);
     }
     statements.push([statements.length ? "count (when the counters cannot tell)" : "count", countSql, params], ["page", pageSql, params]);
     for (const [label, sql, args] of statements) {
