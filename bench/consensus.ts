@@ -18,7 +18,7 @@ import { SEARCH_SQL } from "@/lib/consensus/handlers";
 import { parseQuery } from "@/lib/consensus/query/parse";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "@/lib/consensus/query/sql";
 import { generateBlocks } from "@/lib/consensus/devnet/producer";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, publicDb } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
@@ -264,7 +264,7 @@ export async function consensusBench(argv: string[]): Promise<number> {
     }
     statements.push([statements.length ? "count (when the counters cannot tell)" : "count", countSql, params], ["page", pageSql, params]);
     for (const [label, sql, args] of statements) {
-      const plan = await db().$queryRawUnsafe<Array<{ "QUERY PLAN": string }>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...args);
+      const plan = await publicDb().$queryRawUnsafe<Array<{ "QUERY PLAN": string }>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...args);
       const text = plan.map((p) => p["QUERY PLAN"]).join("\n");
       explains.push(`#### ${row.c.name}: ${label}\n\n\`\`\`sql\n${sql}\n-- params: ${JSON.stringify(args)}\n\`\`\`\n\n\`\`\`\n${text}\n\`\`\``);
       log(`EXPLAIN ${row.c.name} (${label}):\n${sql}\n${text}`);
