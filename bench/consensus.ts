@@ -8,7 +8,8 @@
  *      sequential GET /rpc/babylon-mainnet/tx_search (and block_search), page 1, per_page=100,
  *      with values read from the DB. p50/p99 per query, server RSS before/after.
  *   3. For a query over its target: EXPLAIN (ANALYZE, BUFFERS) of the count and page SQL, compiled
- *      exactly as lib/consensus/handlers.ts does (parse.ts + sql.ts).
+ *      exactly as lib/consensus/handlers.ts does (parse.ts + sql.ts), on the public pool (the
+ *      planner settings searches run with).
  * Targets: ingestion > 5,000 tx/s; every query p50 < 20 ms and p99 < 100 ms.
  */
 import path from "node:path";
