@@ -8,16 +8,18 @@
  *      sequential GET /rpc/babylon-mainnet/tx_search (and block_search), page 1, per_page=100,
  *      with values read from the DB. p50/p99 per query, server RSS before/after.
  *   3. For a query over its target: EXPLAIN (ANALYZE, BUFFERS) of the count and page SQL, compiled
- *      exactly as lib/consensus/handlers.ts does (parse.ts + sql.ts).
+ *      exactly as lib/consensus/handlers.ts does (parse.ts + sql.ts), on the public pool (the
+ *      planner settings searches run with).
  * Targets: ingestion > 5,000 tx/s; every query p50 < 20 ms and p99 < 100 ms.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
+import { SEARCH_SQL } from "@/lib/consensus/handlers";
 import { parseQuery } from "@/lib/consensus/query/parse";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "@/lib/consensus/query/sql";
 import { generateBlocks } from "@/lib/consensus/devnet/producer";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, publicDb } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
@@ -253,17 +255,17 @@ export async function consensusBench(argv: string[]): Promise<number> {
       const counterParams: unknown[] = [NETWORK];
       const counters = compileTxCount(parsed.query, counterParams);
       if (counters) statements.push(["count from the counters", counters, counterParams]);
-      countSql = `SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`;
-      pageSql = `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}\n     ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT 100 OFFSET 0`;
+      countSql = SEARCH_SQL.txCount(where);
+      pageSql = SEARCH_SQL.txPage(where, dir, 100, 0);
     } else {
       const where = compileBlockQuery(parsed.query, params);
       const dir = row.c.order === "asc" ? "ASC" : "DESC";
-      countSql = `SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`;
-      pageSql = `SELECT b.body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT 100 OFFSET 0`;
+      countSql = SEARCH_SQL.blockCount(where);
+      pageSql = SEARCH_SQL.blockPage(where, dir, 100, 0);
     }
     statements.push([statements.length ? "count (when the counters cannot tell)" : "count", countSql, params], ["page", pageSql, params]);
     for (const [label, sql, args] of statements) {
-      const plan = await db().$queryRawUnsafe<Array<{ "QUERY PLAN": string }>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...args);
+      const plan = await publicDb().$queryRawUnsafe<Array<{ "QUERY PLAN": string }>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...args);
       const text = plan.map((p) => p["QUERY PLAN"]).join("\n");
       explains.push(`#### ${row.c.name}: ${label}\n\n\`\`\`sql\n${sql}\n-- params: ${JSON.stringify(args)}\n\`\`\`\n\n\`\`\`\n${text}\n\`\`\``);
       log(`EXPLAIN ${row.c.name} (${label}):\n${sql}\n${text}`);

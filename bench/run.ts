@@ -19,6 +19,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "consensus index: bulk ingestion tx/s (100k blocks × 10 txs) and tx_search/block_search p50/p99 via the real server",
     load: async () => (await import("./consensus")).consensusBench,
   },
+  "query-plan": {
+    summary: "consensus searches: planning and execution time of 1, 5 and 10 conditions, PostgreSQL's default planner settings vs the public pool's",
+    load: async () => (await import("./query-plan")).queryPlanBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,

@@ -3,6 +3,7 @@
  * playground forms and the docs all read. Parameters arrive as strings (query string, or named
  * JSON-RPC params) and are normalised the way CometBFT clients send them.
  */
+import { BLOCK_HEIGHT_KEY, TX_HASH_KEY, TX_HEIGHT_KEY, type Query } from "./query/parse";
 
 export type ConsensusMethod = "block" | "block_search" | "status" | "tx_search" | "tx" | "consensus_params" | "net_info";
 
@@ -33,8 +34,18 @@ export interface EndpointSpec {
   method: ConsensusMethod;
   title: string;
   description: string;
+  /** CU of a call; for a search, of a query with at most one event condition (see callCu). */
   cu: number;
+  /** Searches: what each further event condition adds, and the keys answered from the row's own columns. */
+  search?: SearchCu;
   params: readonly ParamSpec[];
+}
+
+export interface SearchCu {
+  /** CU added by each distinct event-attribute condition after the first. */
+  perCondition: number;
+  /** Keys answered from the row's own columns (lib/consensus/query/sql.ts): they narrow the search and add nothing. */
+  columnKeys: readonly string[];
 }
 
 export const PER_PAGE_DEFAULT = 30;
@@ -48,6 +59,13 @@ const paging = (defaultOrder: "asc" | "desc"): ParamSpec[] => [
 ];
 const prove: ParamSpec = { name: "prove", type: "bool", required: false, description: "Include the Merkle inclusion proof.", default: "false" };
 
+/**
+ * A search's planning and running time grow with its event-attribute conditions (each is one more
+ * index lookup for every candidate row, and the query has at most MAX_CONDITIONS of them), so each
+ * after the first adds this many CU: 40 CU for one, 85 for ten.
+ */
+const SEARCH_CU_PER_CONDITION = 5;
+
 export const CONSENSUS_ENDPOINTS: Record<ConsensusMethod, EndpointSpec> = {
   block: { method: "block", title: "Block", description: "A block with its header, transactions, evidence and last commit.", cu: 25, params: [height("block")] },
   block_search: {
@@ -55,6 +73,7 @@ export const CONSENSUS_ENDPOINTS: Record<ConsensusMethod, EndpointSpec> = {
     title: "Block search",
     description: "Blocks whose block events match a query, such as block.height > 100.",
     cu: 40,
+    search: { perCondition: SEARCH_CU_PER_CONDITION, columnKeys: [BLOCK_HEIGHT_KEY] },
     params: [{ name: "query", type: "query", required: true, description: "Query, for example block.height > 5 AND block.height <= 10." }, ...paging("desc")],
   },
   status: { method: "status", title: "Status", description: "Node information, sync state and validator.", cu: 10, params: [] },
@@ -63,6 +82,7 @@ export const CONSENSUS_ENDPOINTS: Record<ConsensusMethod, EndpointSpec> = {
     title: "Transaction search",
     description: "Transactions whose events match a query, such as transfer.sender = 'bbn1…'.",
     cu: 40,
+    search: { perCondition: SEARCH_CU_PER_CONDITION, columnKeys: [TX_HEIGHT_KEY, TX_HASH_KEY] },
     params: [{ name: "query", type: "query", required: true, description: "Query, for example tx.height = 5 AND message.action = 'send'." }, prove, ...paging("asc")],
   },
   tx: {
@@ -80,4 +100,17 @@ export const CONSENSUS_METHODS = Object.keys(CONSENSUS_ENDPOINTS) as ConsensusMe
 
 export function isConsensusMethod(name: string): name is ConsensusMethod {
   return Object.hasOwn(CONSENSUS_ENDPOINTS, name);
+}
+
+/**
+ * The CU of one call of `method`: the catalog's `cu`, and for a search `perCondition` more for each
+ * distinct event-attribute condition of `query` after the first (repeated conditions were merged
+ * by the parser; tests of the row's own columns add nothing).
+ */
+export function callCu(method: ConsensusMethod, query?: Query): number {
+  const spec = CONSENSUS_ENDPOINTS[method];
+  if (!spec.search || !query) return spec.cu;
+  const columnKeys = spec.search.columnKeys;
+  const events = query.conditions.filter((c) => !columnKeys.includes(c.key)).length;
+  return spec.cu + spec.search.perCondition * Math.max(0, events - 1);
 }

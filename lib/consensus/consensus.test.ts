@@ -1,11 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db/client";
+import { db, publicDb, PUBLIC_PLANNER_SETTINGS } from "@/lib/db/client";
 import { networkBySlug } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { dataHash, fromBase64, headerHash, txHash, verifyTxProof, verifyVote } from "./crypto";
 import { devnetChain } from "./devnet/chain";
 import { generateBlocks } from "./devnet/producer";
 import type { BlockResult, StatusResult, TxRecord } from "./types";
+import { callCu } from "./catalog";
+import { SEARCH_SQL } from "./handlers";
+import { parseQuery, type Query } from "./query/parse";
+import { compileTxQuery } from "./query/sql";
+
+interface PlanNode {
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+}
 
 const NET = "babylon-testnet";
 const BLOCKS = 40;
@@ -233,6 +242,122 @@ describe("tx and tx_search", () => {
       expect(e, q).toMatchObject({ code: -32603, data: expect.stringContaining(`offset ${offset}: expected any character but NUL`) });
     }
     expect(await rpcError(`block_search?query=${encodeURIComponent("block.height = '\u0000'")}`)).toMatchObject({ code: -32603 });
+  });
+});
+
+describe("search cost: conditions, plans and CU", () => {
+  // Ten distinct conditions, the most a query may hold: every kind of test, written least selective first.
+  const TEN = [
+    "tx.fee EXISTS",
+    "transfer.recipient EXISTS",
+    "message.sender CONTAINS '1'",
+    "transfer.sender CONTAINS 'bbn'",
+    "transfer.amount > 100",
+    "transfer.amount < 4000",
+    "tx.height >= 2",
+    "tx.height <= 35",
+    "tx.fee = '2000ubbn'",
+    "message.action = 'send'",
+  ].join(" AND ");
+
+  /** The stored transactions up to `maxHeight` with their indexed tags, read from their results, not from the search index. */
+  async function storedTxs(maxHeight: number) {
+    const rows = await db().consensusTx.findMany({ where: { network: NET, height: { lte: maxHeight } }, orderBy: [{ height: "asc" }, { txIndex: "asc" }] });
+    return rows.map((r) => ({
+      id: `${r.height}:${r.txIndex}`,
+      height: Number(r.height),
+      tags: (r.result as unknown as TxRecord["tx_result"]).tags.filter((t) => t.index),
+    }));
+  }
+  const has = (tags: TxRecord["tx_result"]["tags"], key: string, test: (value: string) => boolean = () => true) => tags.some((t) => t.key === key && test(t.value));
+  const leading = (value: string) => Number(/^[0-9]+(\.[0-9]+)?/.exec(value)?.[0] ?? NaN);
+
+  it("answers a query of ten distinct conditions exactly as a plain filter of the stored transactions, with proofs", async () => {
+    const expected = (await storedTxs(35)).filter(
+      (t) =>
+        has(t.tags, "tx.fee") &&
+        has(t.tags, "transfer.recipient") &&
+        has(t.tags, "message.sender", (v) => v.includes("1")) &&
+        has(t.tags, "transfer.sender", (v) => v.includes("bbn")) &&
+        has(t.tags, "transfer.amount", (v) => leading(v) > 100) &&
+        has(t.tags, "transfer.amount", (v) => leading(v) < 4000) &&
+        t.height >= 2 &&
+        t.height <= 35 &&
+        has(t.tags, "tx.fee", (v) => v === "2000ubbn") &&
+        has(t.tags, "message.action", (v) => v === "send"),
+    );
+    expect(expected.length).toBeGreaterThan(5);
+    const found = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${encodeURIComponent(TEN)}&per_page=100&prove=true`);
+    expect(found.total_count).toBe(String(expected.length));
+    expect(found.txs.map((t) => `${t.height}:${t.index}`)).toEqual(expected.map((t) => t.id));
+    for (const t of found.txs) expect(verifyTxProof(t.proof!, fromBase64(t.tx))).toBe(true);
+  });
+
+  it("answers a query of 64 repeated conditions as the same query written once", async () => {
+    // 64 times one condition, within the 512 characters: the query that once took ~320 ms to plan.
+    const attack = Array.from({ length: 64 }, () => "a=1").join(" AND ");
+    expect(await ok(`tx_search?query=${encodeURIComponent(attack)}`)).toEqual({ txs: [], total_count: "0" });
+    expect(await ok(`tx_search?query=${encodeURIComponent("a=1")}`)).toEqual({ txs: [], total_count: "0" });
+    // Two distinct conditions matching real transactions, repeated as often as 512 characters allow.
+    const pair = ["tx.height<=30", "message.action='send'"];
+    const short = Array.from({ length: 22 }, (_, i) => pair[i % 2]).join(" AND ");
+    expect(short.length).toBeLessThanOrEqual(512);
+    const expected = (await storedTxs(30)).filter((t) => has(t.tags, "message.action", (v) => v === "send")).map((t) => t.id);
+    expect(expected.length).toBeGreaterThan(5);
+    const found = await ok<{ txs: TxRecord[]; total_count: string }>(`tx_search?query=${encodeURIComponent(short)}&per_page=100`);
+    expect(found.total_count).toBe(String(expected.length));
+    expect(found.txs.map((t) => `${t.height}:${t.index}`)).toEqual(expected);
+  });
+
+  it("plans public searches with the bounded planner settings", async () => {
+    const parsed = parseQuery(TEN);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const params: unknown[] = [NET];
+    const sql = SEARCH_SQL.txCount(compileTxQuery(parsed.query, params));
+    /** The plan of the ten-condition search on a client: the planner settings it was made with, and the tables it scans. */
+    const planOn = async (client: typeof db) => {
+      const [row] = await client().$queryRawUnsafe<Array<{ "QUERY PLAN": unknown }>>(`EXPLAIN (FORMAT JSON, SETTINGS) ${sql}`, ...params);
+      const raw = row!["QUERY PLAN"];
+      const [plan] = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode; Settings?: Record<string, string> }];
+      const scans = (n: PlanNode): string[] => [...(n["Relation Name"] ? [n["Relation Name"]] : []), ...(n.Plans ?? []).flatMap(scans)];
+      return { settings: plan.Settings ?? {}, attributeScans: scans(plan.Plan).filter((r) => r === "consensus_tx_attrs").length };
+    };
+    const bounded = Object.fromEntries(Object.entries(PUBLIC_PLANNER_SETTINGS).map(([k, v]) => [k, String(v)]));
+    // The public pool (where searches run) plans with the limits; every attribute test is still there.
+    expect(await planOn(publicDb)).toEqual({ settings: expect.objectContaining(bounded), attributeScans: 8 });
+    // The main pool keeps PostgreSQL's defaults (EXPLAIN's SETTINGS lists only what differs from them).
+    const main = await planOn(db);
+    for (const name of Object.keys(bounded)) expect(main.settings[name]).toBeUndefined();
+  });
+
+  it("meters a search 40 CU plus 5 for each event condition after the first; column conditions, repeats and refused queries add nothing", async () => {
+    const p = await createTestProject("Consensus search CU", "ENTERPRISE");
+    const call = (method: string, query: string) => fetch(`${gw.url}/rpc/${NET}/${method}?query=${encodeURIComponent(query)}`, { headers: { "X-API-KEY": p.apiKey } }).then((r) => r.json());
+    // Ten conditions, eight on events: 40 + 7 × 5.
+    expect(await call("tx_search", TEN)).toMatchObject({ result: expect.any(Object) });
+    // One event condition written 64 times, and one narrowed by height and hash: 40 each.
+    expect(await call("tx_search", Array.from({ length: 64 }, () => "a=1").join(" AND "))).toMatchObject({ result: expect.any(Object) });
+    expect(await call("tx_search", "tx.height > 1 AND tx.height < 9 AND tx.hash CONTAINS 'A' AND message.action = 'send'")).toMatchObject({ result: expect.any(Object) });
+    // Eleven distinct conditions: refused before it runs, 0 CU.
+    const eleven = Array.from({ length: 11 }, (_, i) => `a${i}=1`).join(" AND ");
+    expect(await call("tx_search", eleven)).toMatchObject({ error: { code: -32603, message: expect.stringContaining("at most 10 distinct conditions") } });
+    // block_search: block.height is a column, mint.amount and proposer.address events: 40 + 5; in a POST batch too.
+    expect(await call("block_search", "block.height > 1 AND mint.amount > 0 AND proposer.address EXISTS")).toMatchObject({ result: expect.any(Object) });
+    const batch = await fetch(`${gw.url}/rpc/${NET}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-API-KEY": p.apiKey },
+      body: JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "block_search", params: { query: "mint.amount > 0 AND mint.inflation EXISTS AND rewards.validator EXISTS" } }]),
+    });
+    expect(await batch.json()).toMatchObject([{ id: 1, result: expect.any(Object) }]);
+    await gw.meter.flush();
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
+    const sum = (endpoint: string) => {
+      const r = rows.filter((x) => x.endpoint === endpoint);
+      return { requests: r.reduce((s, x) => s + x.requests, 0), errors: r.reduce((s, x) => s + x.errors, 0), cu: r.reduce((s, x) => s + Number(x.cu), 0) };
+    };
+    expect(sum("tx_search")).toEqual({ requests: 4, errors: 1, cu: 75 + 40 + 40 });
+    expect(sum("block_search")).toEqual({ requests: 2, errors: 0, cu: 45 + 50 });
+    expect(callCu("tx_search", (parseQuery(TEN) as { query: Query }).query)).toBe(75);
   });
 });
 

@@ -5,7 +5,7 @@ import { databaseUnavailable } from "@/lib/errors";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body, type Dialect, type RequestObject } from "@/lib/jsonrpc/envelope";
 import { BATCH_BUDGET_USED, internalError, InvalidRequest, invalidParams, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, Unavailable, type Id } from "@/lib/jsonrpc/errors";
-import { CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
+import { callCu, CONSENSUS_ENDPOINTS, isConsensusMethod, type ConsensusMethod } from "./catalog";
 import { runMethod } from "./handlers";
 import { parseParams, type RawParams } from "./params";
 
@@ -57,15 +57,17 @@ function unavailable(e: unknown): Unavailable | undefined {
 
 /**
  * Checks one call and takes its throughput; answers it at once when it is refused, or returns the
- * call to run. Metering: the catalog's CU on success; a failed call, or one the rate limit refused
+ * call to run. Metering: the catalog's CU on success (callCu: a search's grows with its
+ * conditions, known once parsed, before it runs); a failed call, or one the rate limit refused
  * (charged before it runs), counts as a request and an error but costs nothing (the same rule as
  * every public endpoint).
  */
 function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Answer | (() => Promise<Answer>) {
-  const cu = CONSENSUS_ENDPOINTS[method].cu;
+  let cu = 0;
   let params: ReturnType<typeof parseParams>;
   try {
     params = parseParams(method, raw);
+    cu = callCu(method, params.query);
     const limited = chargeItem(ctx, cu);
     if (limited) throw limited;
   } catch (e) {

@@ -7,7 +7,7 @@ import { txProof } from "./crypto";
 import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
 import type { ParsedParams } from "./params";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "./query/sql";
-import { blockTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
+import { blocksTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
 import { upstreamConsensusParams, upstreamNetInfo, upstreamStatus } from "./upstream/live";
 
@@ -54,16 +54,17 @@ async function block(network: Network, p: ParsedParams): Promise<BlockResult> {
   return result;
 }
 
-async function withProof(network: Network, record: TxRecord, height: bigint, index: number): Promise<TxRecord> {
-  const txs = await blockTxs(network.slug, height);
-  return { ...record, proof: txProof(txs, index) };
+/** The records with their inclusion proofs, reading the transactions of all their blocks in one query. */
+async function withProofs(network: Network, records: TxRecord[]): Promise<TxRecord[]> {
+  const blocks = await blocksTxs(network.slug, records.map((r) => BigInt(r.height)));
+  return records.map((r) => ({ ...r, proof: txProof(blocks.get(BigInt(r.height)) ?? [], r.index) }));
 }
 
 async function tx(network: Network, p: ParsedParams): Promise<TxRecord> {
   const found = await getTxByHash(network.slug, p.hash!);
   if (!found) throw handlerError(`tx (${p.hash}) not found`);
   const record = toTxRecord(found);
-  return p.prove ? withProof(network, record, found.height, found.index) : record;
+  return p.prove ? (await withProofs(network, [record]))[0]! : record;
 }
 
 /** The `n` of a one-row count statement; null when the statement says it cannot tell. */
@@ -72,12 +73,24 @@ async function countOf(sql: string, params: unknown[]): Promise<number | null> {
   return row?.n === null || row?.n === undefined ? null : Number(row.n);
 }
 
+/** The statements of a search, given its compiled condition (`where`): shared with bench/query-plan.ts. */
+export const SEARCH_SQL = {
+  txCount: (where: string) => `SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`,
+  txPage: (where: string, dir: "ASC" | "DESC", limit: number, offset: number) =>
+    `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
+     ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT ${limit} OFFSET ${offset}`,
+  blockCount: (where: string) => `SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`,
+  // The stored text of each body (a BlockResult): written into the response as it is.
+  blockPage: (where: string, dir: "ASC" | "DESC", limit: number, offset: number) =>
+    `SELECT b.body::text AS body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${limit} OFFSET ${offset}`,
+};
+
 /** The number of matches: from the ingestion's counters when they can tell, else by counting. */
 async function txCount(network: Network, p: ParsedParams, where: string, params: unknown[]): Promise<number> {
   const countParams: unknown[] = [network.slug];
   const fromCounters = compileTxCount(p.query!, countParams);
   const counted = fromCounters ? await countOf(fromCounters, countParams) : null;
-  return counted ?? (await countOf(`SELECT count(*) AS n FROM consensus_txs t WHERE t.network = $1 AND ${where}`, params)) ?? 0;
+  return counted ?? (await countOf(SEARCH_SQL.txCount(where), params)) ?? 0;
 }
 
 /** Counts matches and reads one page ordered by (height, index): paging happens in the database. */
@@ -89,16 +102,11 @@ async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRec
     p,
     () => txCount(network, p, where, params),
     (offset) =>
-      publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(
-        `SELECT t.height, t.tx_index, t.hash, t.raw, t.result FROM consensus_txs t WHERE t.network = $1 AND ${where}
-     ORDER BY t.height ${dir}, t.tx_index ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
-        ...params,
-      ),
+      publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(SEARCH_SQL.txPage(where, dir, p.perPage, offset), ...params),
   );
   const txs = rows.map((r) => toTxRecord({ height: r.height, index: r.tx_index, hash: r.hash, raw: r.raw, result: r.result }));
   if (!p.prove) return { txs, total_count: String(total) };
-  const proved = await Promise.all(txs.map((t) => withProof(network, t, BigInt(t.height), t.index)));
-  return { txs: proved, total_count: String(total) };
+  return { txs: await withProofs(network, txs), total_count: String(total) };
 }
 
 async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: RawJson[]; total_count: number }> {
@@ -107,13 +115,8 @@ async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks:
   const dir = p.order === "asc" ? "ASC" : "DESC";
   const { total, rows } = await countAndPage(
     p,
-    async () => (await countOf(`SELECT count(*) AS n FROM consensus_blocks b WHERE b.network = $1 AND ${where}`, params)) ?? 0,
-    (offset) =>
-      // The stored text of each body (a BlockResult): written into the response as it is.
-      publicDb().$queryRawUnsafe<Array<{ body: string }>>(
-        `SELECT b.body::text AS body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${p.perPage} OFFSET ${offset}`,
-        ...params,
-      ),
+    async () => (await countOf(SEARCH_SQL.blockCount(where), params)) ?? 0,
+    (offset) => publicDb().$queryRawUnsafe<Array<{ body: string }>>(SEARCH_SQL.blockPage(where, dir, p.perPage, offset), ...params),
   );
   return { blocks: rows.map((r) => new RawJson(r.body)), total_count: total };
 }

@@ -239,10 +239,21 @@ export async function getTxByHash(network: string, hash: string): Promise<Stored
   return row ? { height: row.height, index: row.txIndex, hash: row.hash, raw: row.raw, result: row.result as unknown as TxResult } : null;
 }
 
-/** Raw transactions of a block in order (for proofs). */
-export async function blockTxs(network: string, height: bigint): Promise<Uint8Array[]> {
-  const rows = await publicDb().consensusTx.findMany({ where: { network, height }, orderBy: { txIndex: "asc" }, select: { raw: true } });
-  return rows.map((r) => r.raw);
+/** Raw transactions of each given block, in order (for proofs): one query however many blocks. */
+export async function blocksTxs(network: string, heights: readonly bigint[]): Promise<Map<bigint, Uint8Array[]>> {
+  const byHeight = new Map<bigint, Uint8Array[]>();
+  if (heights.length === 0) return byHeight;
+  const rows = await publicDb().consensusTx.findMany({
+    where: { network, height: { in: [...new Set(heights)] } },
+    orderBy: [{ height: "asc" }, { txIndex: "asc" }],
+    select: { height: true, raw: true },
+  });
+  for (const r of rows) {
+    const txs = byHeight.get(r.height);
+    if (txs) txs.push(r.raw);
+    else byHeight.set(r.height, [r.raw]);
+  }
+  return byHeight;
 }
 
 export type { IngestAttr };

@@ -285,7 +285,7 @@ const TX_ATTRS = "EXISTS (SELECT 1 FROM consensus_tx_attrs a WHERE a.network = t
 const BLOCK_ATTRS = "EXISTS (SELECT 1 FROM consensus_block_attrs a WHERE a.network = b.network AND a.height = b.height";
 
 describe("compileTxQuery", () => {
-  it("compiles every event-key shape, pushing key then value in query order", () => {
+  it("compiles every event-key shape selective-first (= on a string, comparisons, CONTAINS, EXISTS), pushing key then value in that order", () => {
     const { sql, params } = tx(
       "transfer.sender = 'cosmos1abc' AND transfer.amount > 8 AND memo.text CONTAINS 'hi' AND message.action EXISTS AND unbond.at <= TIME 2026-01-02T15:04:05.123456+05:30",
     );
@@ -293,9 +293,9 @@ describe("compileTxQuery", () => {
       [
         `${TX_ATTRS} AND a.key = $2 AND a.value = $3)`,
         `${TX_ATTRS} AND a.key = $4 AND a.num > $5::numeric)`,
-        `${TX_ATTRS} AND a.key = $6 AND strpos(a.value, $7) > 0)`,
-        `${TX_ATTRS} AND a.key = $8)`,
-        `${TX_ATTRS} AND a.key = $9 AND a.time <= $10::timestamptz)`,
+        `${TX_ATTRS} AND a.key = $6 AND a.time <= $7::timestamptz)`,
+        `${TX_ATTRS} AND a.key = $8 AND strpos(a.value, $9) > 0)`,
+        `${TX_ATTRS} AND a.key = $10)`,
       ].join(" AND "),
     );
     expect(params).toEqual([
@@ -304,12 +304,19 @@ describe("compileTxQuery", () => {
       "cosmos1abc",
       "transfer.amount",
       "8",
+      "unbond.at",
+      "2026-01-02T15:04:05.123456+05:30",
       "memo.text",
       "hi",
       "message.action",
-      "unbond.at",
-      "2026-01-02T15:04:05.123456+05:30",
     ]);
+  });
+
+  it("puts the row's own columns first and equalities before ranges, whatever the order written", () => {
+    const { sql, params } = tx("a.e EXISTS AND a.c CONTAINS 'x' AND a.r > 1 AND a.n = 2 AND a.s = 'y' AND tx.hash = 'ab' AND tx.height > 3");
+    // Each term names its column (t.hash, t.height) or its key (a.key = $n).
+    const order = [...sql.matchAll(/a\.key = \$(\d+)|(?:^|AND )t\.(hash|height) /g)].map((m) => m[2] ?? params[Number(m[1]) - 1]);
+    expect(order).toEqual(["hash", "height", "a.s", "a.n", "a.r", "a.c", "a.e"]);
   });
 
   it("keeps numbers exact, as written", () => {
@@ -369,20 +376,20 @@ describe("compileTxQuery", () => {
     const params: unknown[] = ["net", "x", "y"];
     const sql = compileTxQuery(parse("tx.height > 5.5 AND a.b EXISTS AND tx.hash > 1 AND tx.height = 5.5 AND c.d = 'e'"), params);
     expect(sql).toBe(
-      `t.height > $4::bigint AND ${TX_ATTRS} AND a.key = $5 AND a.height > $4::bigint) AND FALSE AND FALSE AND ${TX_ATTRS} AND a.key = $6 AND a.value = $7 AND a.height > $4::bigint)`,
+      `t.height > $4::bigint AND FALSE AND FALSE AND ${TX_ATTRS} AND a.key = $5 AND a.value = $6 AND a.height > $4::bigint) AND ${TX_ATTRS} AND a.key = $7 AND a.height > $4::bigint)`,
     );
-    expect(params).toEqual(["net", "x", "y", "5", "a.b", "c.d", "e"]);
+    expect(params).toEqual(["net", "x", "y", "5", "c.d", "e", "a.b"]);
   });
 
   it("repeats the height bounds inside every attribute test, whatever their order, reusing their parameters", () => {
     expect(tx("a.b > 10 AND tx.height >= 3 AND c.d EXISTS AND tx.height < 9.5")).toEqual({
       sql: [
-        `${TX_ATTRS} AND a.key = $2 AND a.num > $3::numeric AND a.height >= $4::bigint AND a.height <= $6::bigint)`,
-        "t.height >= $4::bigint",
-        `${TX_ATTRS} AND a.key = $5 AND a.height >= $4::bigint AND a.height <= $6::bigint)`,
-        "t.height <= $6::bigint",
+        "t.height >= $2::bigint",
+        "t.height <= $3::bigint",
+        `${TX_ATTRS} AND a.key = $4 AND a.num > $5::numeric AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
+        `${TX_ATTRS} AND a.key = $6 AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
       ].join(" AND "),
-      params: ["cosmoshub-4", "a.b", "10", "3", "c.d", "9"],
+      params: ["cosmoshub-4", "3", "9", "a.b", "10", "c.d"],
     });
     // Only comparisons bound: CONTAINS on the height's text, constants and EXISTS are not repeated.
     expect(tx("tx.height CONTAINS '1' AND tx.height EXISTS AND tx.height < 99999999999999999999 AND a.b EXISTS").sql).toBe(`strpos(t.height::text, $2) > 0 AND TRUE AND TRUE AND ${TX_ATTRS} AND a.key = $3)`);
@@ -404,7 +411,7 @@ describe("compileTxQuery", () => {
     }
     const { sql, params } = tx("drop--table.x EXISTS AND memo.text = '; DROP TABLE x; --'");
     expect(sql.toLowerCase()).not.toContain("drop");
-    expect(params).toEqual(["cosmoshub-4", "drop--table.x", "memo.text", "; DROP TABLE x; --"]);
+    expect(params).toEqual(["cosmoshub-4", "memo.text", "; DROP TABLE x; --", "drop--table.x"]);
   });
 
   it("references every pushed parameter, in order of first use", () => {
@@ -470,10 +477,10 @@ describe("compileBlockQuery", () => {
         "b.height >= $2::bigint",
         "b.height <= $3::bigint",
         `${BLOCK_ATTRS} AND a.key = $4 AND a.num = $5::numeric AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
-        `${BLOCK_ATTRS} AND a.key = $6 AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
-        `${BLOCK_ATTRS} AND a.key = $7 AND a.time > $8::timestamptz AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
+        `${BLOCK_ATTRS} AND a.key = $6 AND a.time > $7::timestamptz AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
+        `${BLOCK_ATTRS} AND a.key = $8 AND a.height >= $2::bigint AND a.height <= $3::bigint)`,
       ].join(" AND "),
-      params: ["cosmoshub-4", "100", "200", "tx.height", "5", "begin_block.proposer", "mint.at", "2026-01-02T00:00:00Z"],
+      params: ["cosmoshub-4", "100", "200", "tx.height", "5", "mint.at", "2026-01-02T00:00:00Z", "begin_block.proposer"],
     });
   });
 

@@ -35,8 +35,8 @@
  *
  * Parameters: only values go into `params`, never into the SQL text; that
  * includes keys. Each condition pushes its key (event keys only) and then its
- * value(s), in query order; `$n` is the parameter's 1-based position after the
- * push. Conditions that can never (or always) hold compile to the constant
+ * value(s), in compiled order (see rank: selective-first, ties in query order);
+ * `$n` is the parameter's 1-based position after the push. Conditions that can never (or always) hold compile to the constant
  * FALSE (TRUE) and push nothing, so every pushed parameter is referenced
  * (PostgreSQL rejects a statement with an unreferenced parameter whose type it
  * cannot infer). Values are pushed as strings and cast in SQL (`::numeric`,
@@ -112,10 +112,29 @@ export function compileBlockQuery(query: Query, params: unknown[]): string {
 // is compiled (a bound may come after the attribute test in the query).
 const HEIGHT_BOUNDS = "\u0000bounds\u0000";
 
+/**
+ * Where a condition goes in the compiled conjunction: tests of the row's own columns (the height
+ * bounds, tx.hash) first, then attribute tests from the most to the least selective as a rule:
+ * `=` on a string (one value of one key: an equality range of the value index), `=` on a number,
+ * TIME or DATE (one value or one day of the num / time index), other comparisons (a range of it),
+ * CONTAINS and EXISTS (every attribute of the key). Public searches run with a low
+ * join_collapse_limit (lib/db/client.ts PUBLIC_PLANNER_SETTINGS): the planner chooses the order of
+ * the first conditions only and joins the rest in this order.
+ */
+function rank(target: Target, c: Condition): number {
+  if (c.key === target.height.key || Object.hasOwn(target.reserved, c.key)) return 0;
+  if (c.op === "EXISTS") return 5;
+  if (c.op === "CONTAINS") return 4;
+  if (c.op !== "=") return 3;
+  return c.operand?.kind === "string" ? 1 : 2;
+}
+
 function compile(target: Target, query: Query, params: unknown[]): string {
   if (query.conditions.length === 0) return "TRUE";
   const bounds: string[] = [];
-  const terms = query.conditions.map((c) => {
+  // A stable sort: conditions of one rank keep the order written.
+  const ordered = query.conditions.map((c) => ({ c, rank: rank(target, c) })).sort((x, y) => x.rank - y.rank);
+  const terms = ordered.map(({ c }) => {
     if (c.key === target.height.key) {
       const term = heightTerm(c, params);
       // A comparison of the height bounds the attributes too (a.height = the row's height).
