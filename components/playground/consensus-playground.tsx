@@ -97,7 +97,7 @@ export function ConsensusPlayground({ projectId, origin, networks, initialNetwor
         description="Requests go from this browser to the public endpoint with the project's API key, and are metered like any other call."
         sender={sender}
         ready={form.blocker === null ? { request } : { blocker: form.blocker }}
-        about={{ networkName: network.displayName, method, cu: spec.cu }}
+        about={{ networkName: network.displayName, method, cu: form.cu }}
         origin={origin}
         snippetPlaceholder="Fill in the parameters to get a command."
       >

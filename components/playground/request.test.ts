@@ -44,6 +44,18 @@ describe("checkForm", () => {
     expect(checkForm(txSearch, { ...initialValues(txSearch), query: '"tx.height > 5"' }).blocker).toBeNull();
   });
 
+  it("prices a search as the endpoint will: the catalog's CU, plus its per-condition part for each event condition after the first", () => {
+    const cu = (query: string) => checkForm(txSearch, { ...initialValues(txSearch), query }).cu;
+    const { cu: base, search } = CONSENSUS_ENDPOINTS.tx_search;
+    expect(cu("")).toBe(base);
+    expect(cu("tx.height > 5")).toBe(base);
+    expect(cu("transfer.amount = 1 AND tx.height > 5")).toBe(base);
+    expect(cu("transfer.amount = 1 AND message.sender = 'a' AND transfer.recipient = 'b'")).toBe(base + 2 * search!.perCondition);
+    // Repeats are merged by the parser; a query that does not parse shows the base price.
+    expect(cu("a = 1 AND a = 1 AND a = 1")).toBe(base);
+    expect(cu("a = 1 AND b =")).toBe(base);
+  });
+
   it("checks integers, and refuses those outside the catalog's range although the endpoint reads them", () => {
     const at = (per_page: string, page = "") => checkForm(txSearch, { ...initialValues(txSearch), query: "tx.height = 5", per_page, page });
     expect(at("100").blocker).toBeNull();

@@ -2,9 +2,9 @@
  * The consensus tab's form logic, free of React: the values of an endpoint's form, checked with the
  * endpoint's own rules (lib/consensus/params.ts), and the request they make.
  */
-import { CONSENSUS_ENDPOINTS, type ConsensusMethod, type EndpointSpec, type ParamSpec } from "@/lib/consensus/catalog";
+import { callCu, CONSENSUS_ENDPOINTS, type ConsensusMethod, type EndpointSpec, type ParamSpec } from "@/lib/consensus/catalog";
 import { checkParam, HASH_HEX_DIGITS, paramText } from "@/lib/consensus/params";
-import { MAX_QUERY_LENGTH, type QueryError } from "@/lib/consensus/query/parse";
+import { MAX_QUERY_LENGTH, type Query, type QueryError } from "@/lib/consensus/query/parse";
 import type { PlaygroundRequest } from "./send";
 
 /** Values as typed, by parameter name. */
@@ -56,20 +56,28 @@ export interface FormCheck {
   checks: Record<string, FieldCheck>;
   /** Why Send is disabled, for the sentence beside it; null when the request can be sent. */
   blocker: string | null;
+  /** What the call costs: the catalog's CU, with a search's per-condition part for the query typed. */
+  cu: number;
 }
 
 export function checkForm(spec: EndpointSpec, values: ParamValues): FormCheck {
   const checks: Record<string, FieldCheck> = {};
   const missing: string[] = [];
   const invalid: string[] = [];
+  let query: Query | undefined;
   for (const p of spec.params) {
-    const check = checkField(p, values[p.name] ?? "");
+    const value = values[p.name] ?? "";
+    if (p.type === "query") {
+      const parsed = checkParam(p, value);
+      if (parsed.kind === "valid" && parsed.value.type === "query") query = parsed.value.value;
+    }
+    const check = checkField(p, value);
     checks[p.name] = check;
     if (check.missing) missing.push(p.name);
     if (check.error) invalid.push(p.name);
   }
   const blocker = invalid.length > 0 ? `Fix ${list(invalid)} to send.` : missing.length > 0 ? `Enter ${list(missing)} to send.` : null;
-  return { checks, blocker };
+  return { checks, blocker, cu: callCu(spec.method, query) };
 }
 
 function list(names: string[]): string {
