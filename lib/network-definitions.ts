@@ -23,12 +23,27 @@ export interface NetworkDefinition {
   currency: string;
   /** How webhook records spell protocol and network. */
   recordCase: "upper" | "lower";
-  /** Blocks after which a block is treated as final (isInstant: false waits for this). */
+  /**
+   * Blocks after which a block of the real chain is treated as final (isInstant: false waits for
+   * this many blocks on top of it).
+   */
   finalityDepth: number;
+  /**
+   * The same on the built-in devnet: one node that nobody else mines against never reorganises by
+   * itself, so waiting 64 blocks there would only make webhooks slow to try. See finalityDepthOf.
+   */
+  devnetFinalityDepth: number;
   eventTypes: readonly EventType[];
 }
 
-type Def = Omit<NetworkDefinition, "slug" | "recordCase" | "eventTypes">;
+type Def = Omit<NetworkDefinition, "slug" | "recordCase" | "eventTypes" | "devnetFinalityDepth">;
+
+/**
+ * Finality depth of the EVM devnets (anvil; Kaia's 1 stays 1): deep enough that isInstant false
+ * visibly waits and that a reorganisation of the last block (anvil_reorg, evm_revert) changes only
+ * what isInstant true delivered, short enough that a webhook under test delivers within seconds.
+ */
+export const EVM_DEVNET_FINALITY_DEPTH = 2;
 
 const evm = (d: Omit<Def, "family">): NetworkDefinition => ({
   ...d,
@@ -36,6 +51,7 @@ const evm = (d: Omit<Def, "family">): NetworkDefinition => ({
   slug: `${d.protocol}-${d.network}`,
   recordCase: "upper",
   eventTypes: ["LOG", "BLOCK_PERIOD"],
+  devnetFinalityDepth: Math.min(EVM_DEVNET_FINALITY_DEPTH, d.finalityDepth),
 });
 
 /** Every network the service knows, in the order the console lists them. */
@@ -52,6 +68,7 @@ export const NETWORK_DEFINITIONS: readonly NetworkDefinition[] = [
       currency: "BBN",
       recordCase: "lower",
       finalityDepth: 0,
+      devnetFinalityDepth: 0,
       eventTypes: [],
     }),
   ),
@@ -80,6 +97,7 @@ export const NETWORK_DEFINITIONS: readonly NetworkDefinition[] = [
       currency: "APT",
       recordCase: "lower",
       finalityDepth: 0,
+      devnetFinalityDepth: 0,
       eventTypes: ["TRANSACTION", "BLOCK_PERIOD"],
     }),
   ),

@@ -60,6 +60,14 @@ export function networkByPath(protocol: string, network: string): Network | unde
   return networks().find((n) => n.protocol === protocol && n.network === network);
 }
 
+/**
+ * Blocks this many below the head are final on this deployment: the catalog's finalityDepth for a
+ * real chain (an upstream), devnetFinalityDepth for the built-in devnet.
+ */
+export function finalityDepthOf(n: Network): number {
+  return n.source.kind === "devnet" ? n.devnetFinalityDepth : n.finalityDepth;
+}
+
 /** How a webhook record spells the protocol and network of this network. */
 export function recordNames(n: NetworkDefinition): { protocol: string; network: string } {
   return n.recordCase === "upper"

@@ -12,10 +12,11 @@ import { configureEvmBackends } from "@/lib/evm/backends";
 import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
 import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
-import { networks } from "@/lib/networks";
+import { networks, type Network } from "@/lib/networks";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
+import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 
 export interface ServiceOptions {
   /** The configuration, when the caller has loaded it (loadEnv()); loaded here otherwise. */
@@ -138,6 +139,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       });
+    }
+    // Webhook followers. An EVM devnet runs inside the process that serves the node endpoint
+    // (ROLE all or web) and only that process can reach it: its followers run there, and a
+    // ROLE=worker process follows every other network. Without devnets (DEVNETS=off) a network
+    // with no upstream has no chain to follow.
+    const devnetEvm = (n: Network) => n.family === "evm" && n.source.kind === "devnet";
+    const reachable = (n: Network) => n.source.kind === "upstream" || env.DEVNETS === "on";
+    const follows =
+      env.ROLE === "all" ? reachable : env.ROLE === "worker" ? (n: Network) => reachable(n) && !devnetEvm(n) : env.DEVNETS === "on" ? devnetEvm : undefined;
+    if (follows) {
+      const engine = startWebhookEngine({ databaseUrl: database.url, include: follows, logger: log.child({ component: "webhooks" }) });
+      stops.push(() => engine.stop());
     }
   } catch (e) {
     await shutdown().catch((err: unknown) => log.error({ err }, "shutting down after a failed start failed"));

@@ -158,8 +158,8 @@ export async function getWebhook(scope: WebhookScope, id: string): Promise<Webho
 
 /**
  * Changes description, notification, isActive or condition. Turning a subscription on again clears
- * a deactivation by the service (its reason and failure streak); a new condition resets matching,
- * which restarts from the chain head. The signing key never changes.
+ * a deactivation by the service (its reason and failure streak); turning it on again or giving it a
+ * new condition resets matching, which restarts from the chain head. The signing key never changes.
  */
 export async function updateWebhook(scope: WebhookScope, id: string, input: unknown): Promise<WebhookRecord> {
   const sub = await findSubscription(scope, id);
@@ -169,7 +169,8 @@ export async function updateWebhook(scope: WebhookScope, id: string, input: unkn
   if (body.description !== undefined) data.description = body.description;
   if (body.notification) data.webhookUrl = body.notification.webhookUrl;
   if (body.isActive === false) data.isActive = false;
-  if (body.isActive === true && !sub.isActive) Object.assign(data, { isActive: true, deactivatedReason: null, deactivatedAt: null, failingSince: null });
+  // Matching restarts from the chain head too: blocks of the inactive time are not caught up.
+  if (body.isActive === true && !sub.isActive) Object.assign(data, { isActive: true, deactivatedReason: null, deactivatedAt: null, failingSince: null, startBlock: null });
   if (body.condition) Object.assign(data, matchingColumns({ eventType: sub.eventType, condition: body.condition } as WebhookCondition));
   const updated = await db().webhookSubscription.updateManyAndReturn({ where: { id: sub.id, ...where(scope) }, data });
   if (updated.length === 0) throw notFound(scope, `webhook subscription ${id}`);

@@ -32,6 +32,21 @@ export interface BlockMatch {
   messages: unknown[];
 }
 
+/** The matches of one block of a range (blocks without any match are left out). */
+export interface RangeMatch {
+  number: bigint;
+  hash: string;
+  matches: BlockMatch[];
+}
+
+/**
+ * The chain's node refused or answered something the source cannot read (a JSON-RPC error, a
+ * missing field). Like an unreachable node, a failure of the outside: the follower retries it.
+ */
+export class ChainSourceError extends Error {
+  override name = "ChainSourceError";
+}
+
 /**
  * Built once per set of subscriptions (rebuilt when they change), so that matching a block costs
  * about the block's size, not the number of subscriptions: LOG indexed by (address, topic0),
@@ -40,6 +55,12 @@ export interface BlockMatch {
 export interface Matcher {
   /** Matches of the block; one entry per subscription with at least one match. */
   match(block: ChainBlockRef, signal: AbortSignal): Promise<BlockMatch[]>;
+  /**
+   * Matches of every block from..to (inclusive) of the chain as it is now, in chain order: for
+   * replay and preview, where asking for each block alone would cost a request per block. Optional:
+   * without it the engine calls block() and match() for each height.
+   */
+  matchRange?(from: bigint, to: bigint, signal: AbortSignal): Promise<RangeMatch[]>;
 }
 
 export interface ChainSource {
@@ -59,6 +80,10 @@ export interface ChainSource {
   blockPeriodMessage(block: ChainBlockRef, signal: AbortSignal): Promise<unknown>;
   /** A matcher for these subscriptions (all LOG, or all TRANSACTION, of this network). */
   matcher(subscriptions: readonly MatchableSubscription[]): Matcher;
-  /** A sample event of each kind for "Send test" (`messages` item, or the block for BLOCK_PERIOD). */
-  sample(eventType: WebhookEventType, signal: AbortSignal): Promise<unknown>;
+  /**
+   * A sample event of each kind for "Send test" (a `messages` item, or the block for BLOCK_PERIOD),
+   * from the chain as it is now. With the subscription's condition, a sample that looks like what
+   * it will receive (EVM LOG: its address and topics).
+   */
+  sample(eventType: WebhookEventType, signal: AbortSignal, condition?: unknown): Promise<unknown>;
 }

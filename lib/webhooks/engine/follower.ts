@@ -1,0 +1,418 @@
+/**
+ * Webhook followers: one per network with active subscriptions, turning its blocks into queued
+ * messages (lib/webhooks/outbox.ts). One process in a cluster follows a network: the holder of the
+ * advisory lock ("webhook-follower", network). Two streams share a follower:
+ *
+ * - instant (isInstant true) follows the head. It remembers the blocks it saw
+ *   (webhook_chain_blocks); when a block no longer links to them, it walks back to the common
+ *   ancestor and, for each dropped block, queues that block's LOG messages again with
+ *   `removed: true`, then follows the new chain.
+ * - final (isInstant false) trails the head by the network's finality depth (finalityDepthOf).
+ *
+ * Each stream has a cursor in worker_cursors (the next block and the hash of the one before). The
+ * messages of a batch of blocks and the cursor's move are one transaction: after a crash the
+ * follower resumes at the first block whose messages were not committed, with nothing lost and
+ * nothing queued twice.
+ *
+ * Per block: LOG subscriptions match through the family's indexed matcher, BLOCK_PERIOD fires on
+ * the first block after startBlock and then every `period` blocks, and each subscription gets at
+ * most one message per block (all its matches, in chain order). A subscription without startBlock
+ * (new, or its condition changed) gets the chain head at first sight: it matches only later
+ * blocks. After a long stop a stream catches up at most CATCH_UP_LIMIT blocks and skips older ones
+ * (logged; replay covers them).
+ */
+import { z } from "zod";
+import { db } from "@/lib/db/client";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { networkBySlug, type Network } from "@/lib/networks";
+import { CursorConflictError, workerCursor, type Transaction, type WorkerCursor } from "@/lib/workers/cursor";
+import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
+import { enqueueMessages, type NewMessage } from "../outbox";
+import type { WebhookEventType } from "../types";
+import { periodFires } from "./matching";
+import { chainSourceFor, hasChainSource } from "./registry";
+import { ChainSourceError, type ChainBlockRef, type ChainSource, type Matcher } from "./source";
+
+export const FOLLOWER_KIND = "webhook-follower";
+/** Blocks fetched, matched and committed together. */
+export const BATCH_BLOCKS = 20;
+/** How often a follower at the head asks for a new block. */
+export const POLL_MS = 1000;
+/** At most this many blocks are caught up after a stop; older ones are skipped (replay them). */
+export const CATCH_UP_LIMIT = 10_000n;
+/** Blocks remembered for reorganisations: a deeper one is followed without `removed` messages for what lies below. */
+export const CHAIN_BLOCKS_KEPT = 256n;
+/** How often the engine looks for networks that gained or lost their active subscriptions. */
+export const ENGINE_POLL_MS = 3000;
+
+const cursorSchema = z.object({ next: z.string().regex(/^\d+$/), hash: z.string().nullable() });
+type CursorValue = z.infer<typeof cursorSchema>;
+
+type StreamName = "instant" | "final";
+
+interface ActiveSubscription {
+  id: string;
+  eventType: WebhookEventType;
+  condition: unknown;
+  isInstant: boolean;
+  period: number | null;
+  startBlock: bigint;
+}
+
+interface Stream {
+  name: StreamName;
+  instant: boolean;
+  cursor: WorkerCursor<CursorValue>;
+  /** The cursor as stored (null: none yet). */
+  at: CursorValue | null;
+  /** Set when the next block is to be taken without checking that it links to `at.hash`. */
+  unlinked: boolean;
+  startOf: Map<string, bigint>;
+  matcher: Matcher | null;
+  periodSubs: ActiveSubscription[];
+}
+
+interface FollowerState {
+  streams: Stream[];
+  /** What the subscriptions were built from (null: not loaded yet). */
+  signature: string | null;
+  lastProgressLog: number;
+}
+
+export interface FollowerOptions {
+  databaseUrl: string;
+  /** Default: chainSourceFor(network). */
+  source?: ChainSource;
+  pollMs?: number;
+  logger?: Logger;
+}
+
+/** Cursor of one stream of a network's follower. */
+export function followerCursor(network: string, stream: StreamName): WorkerCursor<CursorValue> {
+  return workerCursor(FOLLOWER_KIND, `${network}:${stream}`, cursorSchema);
+}
+
+/** Subscriptions seen for the first time (or with a new condition) start at the chain head. */
+async function assignStartBlocks(network: string, head: bigint): Promise<void> {
+  // Raw SQL: updated_at is the user's last change, not the engine's.
+  await db().$executeRaw`UPDATE webhook_subscriptions SET start_block = ${head} WHERE network = ${network} AND start_block IS NULL AND is_active`;
+}
+
+/** Changes whenever the set of active subscriptions (or one of them) does. */
+async function subscriptionSignature(network: string): Promise<string> {
+  const [row] = await db().$queryRaw<{ n: number; updated: string | null; ids: string | null }[]>`
+    SELECT count(*)::int AS n, max(updated_at)::text AS updated, sum(hashtext(id || ':' || start_block::text))::text AS ids
+    FROM webhook_subscriptions WHERE network = ${network} AND is_active AND start_block IS NOT NULL`;
+  return `${row?.n}/${row?.updated}/${row?.ids}`;
+}
+
+async function activeSubscriptions(network: string): Promise<ActiveSubscription[]> {
+  const rows = await db().webhookSubscription.findMany({
+    where: { network, isActive: true, startBlock: { not: null } },
+    select: { id: true, eventType: true, condition: true, isInstant: true, period: true, startBlock: true },
+  });
+  return rows.map((r) => ({ ...r, startBlock: r.startBlock! }));
+}
+
+/** Rebuilds each stream's matcher and BLOCK_PERIOD list when the subscriptions changed. */
+async function refreshSubscriptions(network: string, source: ChainSource, state: FollowerState): Promise<void> {
+  const signature = await subscriptionSignature(network);
+  if (signature === state.signature) return;
+  const subs = await activeSubscriptions(network);
+  for (const stream of state.streams) {
+    const mine = subs.filter((s) => s.isInstant === stream.instant);
+    const matchable = mine.filter((s) => s.eventType !== "BLOCK_PERIOD");
+    stream.startOf = new Map(mine.map((s) => [s.id, s.startBlock]));
+    stream.matcher = matchable.length > 0 ? source.matcher(matchable) : null;
+    stream.periodSubs = mine.filter((s) => s.eventType === "BLOCK_PERIOD" && s.period !== null);
+  }
+  state.signature = signature;
+}
+
+/** Remembers the blocks the instant stream delivered, and forgets those too deep to matter. */
+async function rememberBlocks(tx: Transaction, network: string, blocks: readonly ChainBlockRef[]): Promise<void> {
+  if (blocks.length === 0) return;
+  await tx.$executeRaw`
+    INSERT INTO webhook_chain_blocks (network, number, hash, parent_hash, time)
+    SELECT ${network}, x.n::bigint, x.h, x.p, to_timestamp(x.t)
+    FROM unnest(${blocks.map((b) => b.number.toString())}::text[], ${blocks.map((b) => b.hash)}::text[], ${blocks.map((b) => b.parentHash)}::text[], ${blocks.map((b) => b.timestamp)}::float8[]) AS x(n, h, p, t)
+    ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`;
+  const last = blocks.at(-1)!.number;
+  await tx.$executeRaw`DELETE FROM webhook_chain_blocks WHERE network = ${network} AND (number <= ${last - CHAIN_BLOCKS_KEPT} OR number > ${last})`;
+}
+
+/** The messages one block gives a stream's subscriptions: LOG (or TRANSACTION) matches first, then BLOCK_PERIOD. */
+async function blockMessages(source: ChainSource, stream: Stream, block: ChainBlockRef, signal: AbortSignal): Promise<NewMessage[]> {
+  const out: NewMessage[] = [];
+  const at = { blockNumber: block.number, blockHash: block.hash };
+  if (stream.matcher) {
+    for (const m of await stream.matcher.match(block, signal)) {
+      const start = stream.startOf.get(m.subscriptionId);
+      if (start === undefined || block.number <= start) continue;
+      out.push({ subscriptionId: m.subscriptionId, ...at, content: { messages: m.messages } });
+    }
+  }
+  const firing = stream.periodSubs.filter((s) => block.number > s.startBlock && periodFires(block.number, s.startBlock, s.period!));
+  if (firing.length > 0) {
+    const message = await source.blockPeriodMessage(block, signal);
+    for (const s of firing) out.push({ subscriptionId: s.id, ...at, content: { message } });
+  }
+  return out;
+}
+
+/**
+ * The instant stream's block `at.next - 1` is gone: walks back over the remembered blocks to the
+ * one the chain still has, queues `removed: true` copies of the dropped blocks' LOG messages and
+ * moves the cursor back to just after the common ancestor, in one transaction.
+ */
+async function undoReorg(network: Network, source: ChainSource, stream: Stream, signal: AbortSignal, log: Logger): Promise<void> {
+  const at = stream.at!;
+  const tip = BigInt(at.next) - 1n;
+  const remembered = await db().$queryRaw<{ number: bigint; hash: string }[]>`
+    SELECT number, hash FROM webhook_chain_blocks WHERE network = ${network.slug} AND number <= ${tip} ORDER BY number DESC LIMIT ${Number(CHAIN_BLOCKS_KEPT)}`;
+  const dropped: { number: bigint; hash: string }[] = [];
+  let ancestor: { number: bigint; hash: string } | undefined;
+  for (const row of remembered) {
+    const now = await source.block(row.number, signal);
+    if (now?.hash === row.hash) {
+      ancestor = row;
+      break;
+    }
+    dropped.push(row);
+  }
+  dropped.reverse();
+  const removals: NewMessage[] = [];
+  for (const block of dropped) {
+    const rows = await db().$queryRaw<{ subscriptionId: string; payload: { event?: { messages?: unknown[] } } }[]>`
+      SELECT DISTINCT ON (m.subscription_id) m.subscription_id AS "subscriptionId", m.payload
+      FROM webhook_messages m JOIN webhook_subscriptions s ON s.id = m.subscription_id
+      WHERE s.network = ${network.slug} AND s.event_type = 'LOG' AND s.is_instant
+        AND m.block_number = ${block.number} AND m.block_hash = ${block.hash} AND NOT m.test AND NOT m.replayed
+        AND (m.payload #>> '{event,messages,0,removed}') = 'false'
+      ORDER BY m.subscription_id, m.sequence_number DESC`;
+    for (const r of rows) {
+      const messages = (r.payload.event?.messages ?? []).map((m) => ({ ...(m as Record<string, unknown>), removed: true }));
+      if (messages.length > 0) removals.push({ subscriptionId: r.subscriptionId, blockNumber: block.number, blockHash: block.hash, content: { messages } });
+    }
+  }
+  const value: CursorValue = ancestor
+    ? { next: String(ancestor.number + 1n), hash: ancestor.hash }
+    : { next: String(dropped[0]?.number ?? tip + 1n), hash: null };
+  await db().$transaction(
+    async (tx) => {
+      await enqueueMessages(tx, removals);
+      await tx.$executeRaw`DELETE FROM webhook_chain_blocks WHERE network = ${network.slug} AND number >= ${BigInt(value.next)}`;
+      await stream.cursor.write(tx, value, { expected: at });
+    },
+    { timeout: 60_000 },
+  );
+  stream.at = value;
+  stream.unlinked = !ancestor;
+  const range = dropped.length > 0 ? `blocks ${dropped[0]!.number}..${dropped.at(-1)!.number}` : "no remembered block";
+  if (ancestor) log.info(`reorganisation: ${range} replaced after block ${ancestor.number}; queued ${removals.length} message(s) with removed: true`);
+  else log.warn(`reorganisation deeper than the ${remembered.length} remembered blocks: ${range} replaced; queued ${removals.length} message(s) with removed: true, following the new chain from block ${value.next}`);
+}
+
+/**
+ * Moves a stream towards `target`: one batch of blocks (or the undoing of a reorganisation).
+ * Answers whether there is more to do right away.
+ */
+async function advance(network: Network, source: ChainSource, stream: Stream, target: bigint, signal: AbortSignal, log: Logger): Promise<boolean> {
+  const slug = network.slug;
+  const canReorg = stream.instant && source.reorgs;
+  if (!stream.at) {
+    // First run: start after the current block; subscriptions start at the head anyway.
+    const block = await source.block(target, signal);
+    if (!block) return false;
+    const value = { next: String(target + 1n), hash: block.hash };
+    await db().$transaction(async (tx) => {
+      if (canReorg) await rememberBlocks(tx, slug, [block]);
+      await stream.cursor.write(tx, value, { expected: null });
+    });
+    stream.at = value;
+    log.info(`${stream.name} stream starts after block ${target}`);
+    return false;
+  }
+  let next = BigInt(stream.at.next);
+  let linkTo = stream.unlinked ? null : stream.at.hash;
+  if (next > target) {
+    // Nothing new; but the block delivered last may have been replaced (or the chain got shorter).
+    if (canReorg && linkTo !== null) {
+      const last = await source.block(next - 1n, signal);
+      if (last?.hash !== linkTo) {
+        await undoReorg(network, source, stream, signal, log);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (target - next + 1n > CATCH_UP_LIMIT) {
+    const from = target - CATCH_UP_LIMIT + 1n;
+    log.warn(`${stream.name} stream is ${target - next + 1n} blocks behind the chain: skipping blocks ${next}..${from - 1n} (at most ${CATCH_UP_LIMIT} are caught up after a stop; replay covers older blocks)`);
+    next = from;
+    linkTo = null;
+  }
+  const last = next + BigInt(BATCH_BLOCKS) - 1n < target ? next + BigInt(BATCH_BLOCKS) - 1n : target;
+  const heights: bigint[] = [];
+  for (let h = next; h <= last; h++) heights.push(h);
+  const fetched = await Promise.all(heights.map((h) => source.block(h, signal)));
+  const blocks: ChainBlockRef[] = [];
+  let prev = linkTo;
+  for (const b of fetched) {
+    if (!b || (prev !== null && b.parentHash !== prev)) break;
+    blocks.push(b);
+    prev = b.hash;
+  }
+  if (blocks.length === 0) {
+    const first = fetched[0];
+    if (!first || linkTo === null) return false;
+    if (canReorg) {
+      await undoReorg(network, source, stream, signal, log);
+      return true;
+    }
+    log.warn(`block ${first.number} does not follow block ${next - 1n} that the ${stream.name} stream delivered (${linkTo}): the chain changed deeper than the finality depth (${source.finalityDepth}); following the new chain`);
+    stream.unlinked = true;
+    return true;
+  }
+  const messages = (await Promise.all(blocks.map((b) => blockMessages(source, stream, b, signal)))).flat();
+  const tip = blocks.at(-1)!;
+  const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
+  signal.throwIfAborted();
+  await db().$transaction(
+    async (tx) => {
+      await enqueueMessages(tx, messages);
+      if (canReorg) await rememberBlocks(tx, slug, blocks);
+      await stream.cursor.write(tx, value, { expected: stream.at });
+    },
+    { timeout: 60_000 },
+  );
+  stream.at = value;
+  stream.unlinked = false;
+  return tip.number < target;
+}
+
+function classify(e: unknown): Failure {
+  if (e instanceof ChainSourceError) return { what: "chain source failed", reason: errorMessage(e), keepState: true, level: "warn" };
+  if (e instanceof CursorConflictError) return { what: "another follower moved the cursor", level: "warn" };
+  return { what: "webhook follower failed" };
+}
+
+/** One step of a follower, for the worker loop and for tests that drive it block by block. */
+export interface NetworkFollower {
+  init(signal: AbortSignal): Promise<FollowerState>;
+  step(state: FollowerState, signal: AbortSignal): Promise<boolean>;
+}
+
+export function networkFollower(network: Network, opts: { source?: ChainSource; logger?: Logger } = {}): NetworkFollower {
+  const source = opts.source ?? chainSourceFor(network);
+  const log = opts.logger ?? componentLogger("webhooks", { network: network.slug });
+  return {
+    async init() {
+      const streams: Stream[] = [];
+      for (const name of ["instant", "final"] as const) {
+        const cursor = followerCursor(network.slug, name);
+        streams.push({ name, instant: name === "instant", cursor, at: await cursor.read(), unlinked: false, startOf: new Map(), matcher: null, periodSubs: [] });
+      }
+      return { streams, signature: null, lastProgressLog: Date.now() };
+    },
+    async step(state, signal) {
+      const head = await source.head(signal);
+      if (head === null) return false;
+      await assignStartBlocks(network.slug, head);
+      await refreshSubscriptions(network.slug, source, state);
+      let more = false;
+      for (const stream of state.streams) {
+        const target = stream.instant ? head : head - BigInt(source.finalityDepth);
+        if (target < 0n) continue;
+        if (await advance(network, source, stream, target, signal, log)) more = true;
+      }
+      if (Date.now() - state.lastProgressLog > 60_000) {
+        state.lastProgressLog = Date.now();
+        log.debug(`at ${state.streams.map((s) => `${s.name} ${s.at?.next ?? "-"}`).join(", ")} (head ${head})`);
+      }
+      return more;
+    },
+  };
+}
+
+/** Follows one network under its leader lock until stopped. */
+export function startNetworkFollower(network: Network, opts: FollowerOptions): WorkerHandle {
+  const log = opts.logger ?? componentLogger("webhooks", { network: network.slug });
+  const follower = networkFollower(network, { source: opts.source, logger: log });
+  const pollMs = opts.pollMs ?? POLL_MS;
+  return startWorker<FollowerState>({
+    kind: FOLLOWER_KIND,
+    key: network.slug,
+    leader: { databaseUrl: opts.databaseUrl },
+    logger: log,
+    classify,
+    position: (s) => s.streams.map((st) => `${st.name} at block ${st.at?.next ?? "-"}`).join(", "),
+    init: ({ signal }) => follower.init(signal),
+    step: async (state, { signal }) => ((await follower.step(state, signal)) ? 0 : pollMs),
+  });
+}
+
+export interface EngineOptions {
+  databaseUrl: string;
+  /** Which networks this process follows (see lib/runtime.ts); default all. */
+  include?: (network: Network) => boolean;
+  pollMs?: number;
+  followerPollMs?: number;
+  logger?: Logger;
+}
+
+export interface WebhookEngine {
+  /** Networks followed by this process right now (as leader or waiting for the lock). */
+  followed(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts and stops followers as networks gain and lose active subscriptions (looked up every
+ * ENGINE_POLL_MS). Networks whose family has no chain source yet are left alone.
+ */
+export function startWebhookEngine(opts: EngineOptions): WebhookEngine {
+  const log = opts.logger ?? componentLogger("webhooks");
+  const followers = new Map<string, WorkerHandle>();
+  const include = opts.include ?? (() => true);
+  const worker = startWorker<null>({
+    kind: "webhook-engine",
+    key: "networks",
+    logger: log,
+    classify: () => ({ what: "looking up networks with webhooks failed", level: "warn" }),
+    init: () => Promise.resolve(null),
+    async step() {
+      const rows = await db().$queryRaw<{ network: string }[]>`SELECT DISTINCT network FROM webhook_subscriptions WHERE is_active`;
+      const wanted = new Set<string>();
+      for (const { network: slug } of rows) {
+        const network = networkBySlug(slug);
+        if (network && include(network) && hasChainSource(network)) wanted.add(slug);
+      }
+      for (const [slug, handle] of followers) {
+        if (wanted.has(slug)) continue;
+        followers.delete(slug);
+        await handle.stop();
+        log.info({ network: slug }, "no active webhook subscription left: stopped following");
+      }
+      for (const slug of wanted) {
+        if (followers.has(slug)) continue;
+        const network = networkBySlug(slug)!;
+        log.info({ network: slug }, "following for webhooks");
+        followers.set(slug, startNetworkFollower(network, { databaseUrl: opts.databaseUrl, pollMs: opts.followerPollMs, logger: log.child({ network: slug }) }));
+      }
+      return opts.pollMs ?? ENGINE_POLL_MS;
+    },
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    followed: () => [...followers.keys()],
+    stop() {
+      stopped ??= (async () => {
+        await worker.stop();
+        await Promise.all([...followers.values()].map((f) => f.stop()));
+        followers.clear();
+      })();
+      return stopped;
+    },
+  };
+}
