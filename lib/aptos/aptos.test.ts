@@ -8,12 +8,17 @@ import { APTOS_ROUTES } from "./catalog";
 import { MARKET, USERS, VAULT } from "./devnet/accounts";
 import { generateAptosBlocks, startAptosDevnetProducer } from "./devnet/producer";
 import { aptosBlockAt, aptosHeadHeight, aptosMatchingTransactions, aptosUserTransactions, blockPeriodMessage, eventDataMatches } from "./source";
+import { previewMatches, replayBlocks } from "@/lib/webhooks/actions";
+import { networkFollower, type NetworkFollower } from "@/lib/webhooks/engine/follower";
+import { createWebhook } from "@/lib/webhooks/service";
+import { finalityDepthOf } from "@/lib/networks";
 import { aptosCursor, aptosHead, deleteAptosIndex } from "./store";
 import type { AptosEventJson, BlockJson, LedgerInfo, TransactionJson, UserTransactionJson } from "./types";
 
 // aptos-mainnet belongs to the upstream suite, which shares this run's database.
 const SLUG = "aptos-testnet";
 const CHAIN_ID = 105;
+const DEPOSIT = "0x1::fungible_asset::Deposit";
 
 let gw: TestGateway;
 let network: Network;
@@ -391,6 +396,109 @@ describe("Aptos as a webhook chain source", () => {
     expect(depth3).toEqual(expected((t) => hasEvent(t, listed, "0x0", { item: { attributes: { rarity: "epic" } } })));
     expect(depth3.length).toBeGreaterThan(0);
     expect(depth3.length).toBeLessThan(expected((t) => hasEvent(t, listed, "0x0")).length);
+  });
+});
+
+type Payload = { sequenceNumber: string; network: string; eventType: string; isInstant: boolean; event: { messages?: UserTransactionJson[]; message?: Record<string, unknown>; period?: number; eventType?: string } };
+
+async function drain(follower: NetworkFollower, state: Awaited<ReturnType<NetworkFollower["init"]>>): Promise<void> {
+  for (let i = 0; i < 1000 && (await follower.step(state, new AbortController().signal)); i++);
+}
+
+const subscribe = (projectId: string, body: Record<string, unknown>) =>
+  createWebhook(projectId, network, { description: "aptos engine test", notification: { webhookUrl: "http://127.0.0.1:9/hook" }, ...body }).then((r) => r.subscriptionId);
+
+async function messagesOf(subscriptionId: string) {
+  const rows = await db().webhookMessage.findMany({ where: { subscriptionId }, orderBy: { sequenceNumber: "asc" } });
+  return rows.map((r) => ({ sequenceNumber: r.sequenceNumber, blockNumber: r.blockNumber, payload: r.payload as unknown as Payload }));
+}
+
+async function storedUserTransactions(fromHeight: bigint, toHeight: bigint) {
+  const rows = await db().aptosTransaction.findMany({
+    where: { network: SLUG, type: "user_transaction", blockHeight: { gte: fromHeight, lte: toHeight } },
+    orderBy: { version: "asc" },
+    select: { body: true, blockHeight: true },
+  });
+  return rows.map((r) => ({ height: r.blockHeight, tx: r.body as unknown as UserTransactionJson }));
+}
+
+const emitsDeposit = (t: UserTransactionJson) => t.events.some((e: AptosEventJson) => e.type === DEPOSIT && BigInt(e.guid.account_address) === 0n);
+const withoutChanges = ({ changes: _changes, ...rest }: UserTransactionJson) => rest;
+
+describe("webhooks on Aptos, through the engine", () => {
+  let projectId: string;
+  beforeAll(async () => {
+    projectId = (await createTestProject("Aptos webhooks", "DEVELOPER")).projectId;
+  });
+  afterAll(async () => {
+    await db().webhookSubscription.deleteMany({ where: { projectId } });
+  });
+
+  it("a follower delivers every matching transaction once (none missed, none extra) and BLOCK_PERIOD blocks every period, with gap-free sequence numbers; Aptos is final at once", async () => {
+    expect(finalityDepthOf(network)).toBe(0);
+    const deposits = await subscribe(projectId, { eventType: "TRANSACTION", condition: { eventType: DEPOSIT, eventAccountAddress: "0x0" } });
+    const period = await subscribe(projectId, { eventType: "BLOCK_PERIOD", isInstant: false, condition: { period: 3 } });
+
+    const follower = networkFollower(network);
+    const state = await follower.init(new AbortController().signal);
+    await drain(follower, state);
+    const start = (await db().webhookSubscription.findUniqueOrThrow({ where: { id: deposits }, select: { startBlock: true } })).startBlock!;
+    expect(start).not.toBeNull();
+
+    await generateAptosBlocks(network, 12, 6);
+    await drain(follower, state);
+    const head = (await db().aptosBlock.aggregate({ where: { network: SLUG }, _max: { height: true } }))._max.height!;
+
+    // TRANSACTION: one message per block that has matches, holding them in version order.
+    const expected = (await storedUserTransactions(start + 1n, head)).filter((r) => emitsDeposit(r.tx));
+    expect(expected.length).toBeGreaterThan(0);
+    const got = await messagesOf(deposits);
+    got.forEach((m, i) => expect(m.sequenceNumber).toBe(BigInt(i + 1)));
+    expect(got.flatMap((m) => m.payload.event.messages!.map((t) => t.hash))).toEqual(expected.map((r) => r.tx.hash));
+    for (const m of got) {
+      expect(m.payload).toMatchObject({ network: "testnet", protocol: "aptos", eventType: "TRANSACTION", sequenceNumber: String(m.sequenceNumber) });
+      const inBlock = expected.filter((r) => r.height === m.blockNumber).map((r) => withoutChanges(r.tx));
+      expect(m.payload.event.messages).toEqual(inBlock);
+    }
+
+    // BLOCK_PERIOD: the first block after the start, then every 3rd.
+    const blocks = await messagesOf(period);
+    const heights = blocks.map((m) => m.blockNumber);
+    const wanted = [];
+    for (let h = start + 1n; h <= head; h += 3n) wanted.push(h);
+    expect(heights).toEqual(wanted);
+    const stored = await db().aptosBlock.findFirstOrThrow({ where: { network: SLUG, height: wanted[0]! } });
+    expect(blocks[0]!.payload.event).toMatchObject({ period: 3 });
+    expect(blocks[0]!.payload.event.message).toEqual({
+      block_height: String(stored.height),
+      block_hash: stored.hash,
+      block_timestamp: String(stored.timestamp),
+      first_version: String(stored.firstVersion),
+      last_version: String(stored.lastVersion),
+      transactions: stored.txHashes,
+    });
+
+    // Nothing more without new blocks.
+    await drain(follower, state);
+    expect((await messagesOf(deposits)).length).toBe(got.length);
+  });
+
+  it("preview and replay match Aptos block ranges by height", async () => {
+    const head = (await db().aptosBlock.aggregate({ where: { network: SLUG }, _max: { height: true } }))._max.height!;
+    const condition = { eventType: DEPOSIT, eventAccountAddress: "0x0" };
+    const preview = await previewMatches(network, { eventType: "TRANSACTION", condition: { payloadFunction: null, eventData: null, ...condition } });
+    const from = BigInt(preview.fromBlock);
+    expect(BigInt(preview.toBlock)).toBe(head);
+    const expected = (await storedUserTransactions(from, head)).filter((r) => emitsDeposit(r.tx)).map((r) => r.tx.hash);
+    const previewed = (preview.messages as { messages?: UserTransactionJson[] }[]).flatMap((m) => m.messages ?? [m as unknown as UserTransactionJson]).map((t) => t.hash);
+    expect(previewed).toEqual(expected);
+
+    const id = await subscribe(projectId, { eventType: "TRANSACTION", condition });
+    const replay = await replayBlocks(id, 1n, head);
+    const queued = await messagesOf(id);
+    expect(replay).toMatchObject({ fromBlock: "1", toBlock: String(head), messages: queued.length });
+    expect(queued.flatMap((m) => m.payload.event.messages!.map((t) => t.hash))).toEqual((await storedUserTransactions(1n, head)).filter((r) => emitsDeposit(r.tx)).map((r) => r.tx.hash));
+    expect(queued.every((m) => (m.payload as unknown as { replayed?: boolean }).replayed === true)).toBe(true);
   });
 });
 

@@ -40,7 +40,7 @@ import type { Network } from "@/lib/networks";
 import { normalizeMoveFunction, normalizeMoveStructType } from "../move-names";
 import { supportedNetworks } from "../schema";
 import type { TransactionCondition, WebhookEventType } from "../types";
-import type { BlockMatch, ChainBlockRef, ChainSource, MatchableSubscription, Matcher } from "./source";
+import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher } from "./source";
 
 /** Blocks read in one query when a block is not cached: following, replay and preview read ahead. */
 const WINDOW = 32;
@@ -120,8 +120,8 @@ class BlockCache {
       this.entries.delete(ref.number);
       c = (await this.block(ref.number)) ?? undefined;
     }
-    if (!c) throw new Error(`block ${ref.number} of ${this.slug} is not in the index (pruned, or the index was replaced)`);
-    if (c.ref.hash !== ref.hash) throw new Error(`block ${ref.number} of ${this.slug} is now ${c.ref.hash}, not ${ref.hash}: the index was replaced`);
+    if (!c) throw new ChainSourceError(`block ${ref.number} of ${this.slug} is not in the index (pruned, or the index was replaced)`);
+    if (c.ref.hash !== ref.hash) throw new ChainSourceError(`block ${ref.number} of ${this.slug} is now ${c.ref.hash}, not ${ref.hash}: the index was replaced`);
     return c;
   }
 
@@ -153,7 +153,7 @@ class BlockCache {
       if (still.get(b.summary.height) === b.ref.hash) b.txs = byHeight.get(b.summary.height) ?? [];
       else this.entries.delete(b.summary.height);
     }
-    if (!c.txs) throw new Error(`block ${ref.number} of ${this.slug} is no longer in the index (pruned, or the index was replaced)`);
+    if (!c.txs) throw new ChainSourceError(`block ${ref.number} of ${this.slug} is no longer in the index (pruned, or the index was replaced)`);
     return c.txs;
   }
 }

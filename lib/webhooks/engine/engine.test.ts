@@ -13,7 +13,6 @@ import { previewMatches, replayBlocks, resendMessage, sendTestMessage } from "..
 import { createWebhook } from "../service";
 import { CursorConflictError } from "@/lib/workers/cursor";
 import { networkFollower, type NetworkFollower } from "./follower";
-import { chainSourceFor } from "./registry";
 
 const SLUG = "optimism-sepolia";
 const PING = DEVNET_CONTRACTS.emitter.events.Ping.topic0;
@@ -358,10 +357,6 @@ describe("actions", () => {
     expect(await resendMessage(log, messageId)).toEqual({ messageId });
     expect(await db().webhookMessage.findUniqueOrThrow({ where: { id: messageId } })).toMatchObject({ status: "PENDING", attempts: 0, sequenceNumber: 1n });
     await expect(resendMessage(period, messageId)).rejects.toMatchObject({ code: "RESOURCE_NOT_FOUND" });
-  });
-
-  it("a move network has no chain source yet: 503 UNAVAILABLE", async () => {
-    expect(() => chainSourceFor(networkBySlug("aptos-mainnet")!)).toThrow(expect.objectContaining({ code: "UNAVAILABLE" }));
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { AppError } from "@/lib/errors";
 import type { Network } from "@/lib/networks";
+import { aptosChainSource } from "./aptos";
 import { EvmChainSource } from "./evm";
 import type { ChainSource } from "./source";
 
@@ -21,8 +22,11 @@ export function chainSourceFor(network: Network): ChainSource {
     case "evm":
       source = new EvmChainSource(network);
       break;
+    case "move":
+      source = aptosChainSource(network);
+      break;
     default:
-      throw new AppError("UNAVAILABLE", `Webhooks on ${network.displayName} are not delivered yet: its chain is not followed by this version.`);
+      throw new AppError("UNAVAILABLE", `Webhooks on ${network.displayName} are not delivered: no chain source follows this family.`);
   }
   g.__blockgateChainSources.set(network.slug, source);
   return source;
@@ -30,5 +34,5 @@ export function chainSourceFor(network: Network): ChainSource {
 
 /** Whether chainSourceFor answers for this network. */
 export function hasChainSource(network: Network): boolean {
-  return network.family === "evm";
+  return network.family === "evm" || network.family === "move";
 }
