@@ -7,6 +7,7 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import type { FieldErrors, FieldValues, Resolver } from "react-hook-form";
 import type { z } from "zod";
+import { ApiError } from "@/components/api-client";
 import type { EventType } from "@/lib/network-definitions";
 import { createWebhookSchema, updateWebhookSchema, type CreateWebhookBody, type UpdateWebhookBody } from "@/lib/webhooks/schema";
 import { WEBHOOK_NETWORKS } from "./types";
@@ -153,4 +154,15 @@ export function updateResolver(initial: WebhookFormValues): Resolver<WebhookForm
     if (Object.keys(body).length === 0 && !jsonProblem) return { values: {}, errors: { root: { type: "unchanged", message: "Nothing changed: edit a field first." } } };
     return judge(updateWebhookSchema(values.eventType), body, jsonProblem, options) as ReturnType<Resolver<WebhookFormValues, unknown, UpdateWebhookBody>>;
   };
+}
+
+/** API messages start with the field's path ("condition.topics[1] must be …."). */
+const FIELD_MESSAGE = /^(description|notification\.webhookUrl|condition\.[A-Za-z]+(?:\[\d\])?) (.+?)\.?$/s;
+
+/** The form field a 400 answer of the API names, with its message as the form shows it; else null. */
+export function serverFieldError(e: unknown): { name: string; message: string } | null {
+  if (!(e instanceof ApiError) || e.status !== 400) return null;
+  const m = FIELD_MESSAGE.exec(e.message);
+  if (!m) return null;
+  return { name: m[1]!.replace(/\[(\d)\]/, ".$1"), message: m[2]!.charAt(0).toUpperCase() + m[2]!.slice(1) };
 }

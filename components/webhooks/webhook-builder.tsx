@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useForm, useWatch } from "react-hook-form";
-import { api, ApiError, errorMessage } from "@/components/api-client";
+import { api, errorMessage } from "@/components/api-client";
 import { FormError, FormSuccess, Notice } from "@/components/ui/alert";
 import { Button, ButtonLink } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -14,7 +14,7 @@ import { Input, Select } from "@/components/ui/input";
 import { DESCRIPTION_MAX, EVENT_TYPES, type CreateWebhookBody } from "@/lib/webhooks/schema";
 import type { WebhookRecord } from "@/lib/webhooks/record";
 import { ConditionFields, InstantField } from "./condition-fields";
-import { createResolver, EMPTY_CONDITION, type WebhookFormValues } from "./form";
+import { createResolver, EMPTY_CONDITION, serverFieldError, type WebhookFormValues } from "./form";
 import { EVENT_TYPE_INFO, networksFor, webhookPage, webhooksPath, webhooksQueryKey, WEBHOOK_NETWORKS, type EventType } from "./types";
 import { useCreateInbox, useSendTest } from "./use-webhook-actions";
 import { VerificationSnippet } from "./verification-snippet";
@@ -28,9 +28,6 @@ const DEFAULTS: WebhookFormValues = {
   isActive: true,
   condition: EMPTY_CONDITION,
 };
-
-/** Server messages start with the field's path ("condition.address must be …"); those go inline. */
-const FIELD_MESSAGE = /^((?:description|notification\.webhookUrl|condition\.[A-Za-z]+(?:\[\d\])?)) (.+)\.$/s;
 
 export function WebhookBuilder({ projectId }: { projectId: string }) {
   const queryClient = useQueryClient();
@@ -53,12 +50,8 @@ export function WebhookBuilder({ projectId }: { projectId: string }) {
       window.scrollTo({ top: 0 });
     },
     onError: (e) => {
-      const m = e instanceof ApiError && e.status === 400 ? FIELD_MESSAGE.exec(e.message) : null;
-      if (m) {
-        const path = m[1]!.replace(/\[(\d)\]/, ".$1") as Parameters<typeof setError>[0];
-        setError(path, { type: "server", message: m[2]!.charAt(0).toUpperCase() + m[2]!.slice(1) }, { shouldFocus: true });
-        create.reset();
-      }
+      const field = serverFieldError(e);
+      if (field) setError(field.name as Parameters<typeof setError>[0], { type: "server", message: field.message }, { shouldFocus: true });
     },
   });
 
@@ -162,7 +155,7 @@ export function WebhookBuilder({ projectId }: { projectId: string }) {
       </Card>
 
       {preview.isSuccess || preview.isError || preview.isPending ? <PreviewResult preview={preview} /> : null}
-      {create.isError ? <FormError>Could not create the webhook. {errorMessage(create.error)}</FormError> : null}
+      {create.isError && !serverFieldError(create.error) ? <FormError>Could not create the webhook. {errorMessage(create.error)}</FormError> : null}
       {errors.root?.message ? <FormError>{errors.root.message}</FormError> : null}
 
       <div className="flex flex-wrap items-center justify-end gap-2">

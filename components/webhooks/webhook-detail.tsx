@@ -20,7 +20,7 @@ import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
 import { REPLAY_MAX_BLOCKS, replaySchema, type UpdateWebhookBody } from "@/lib/webhooks/schema";
 import type { WebhookRecord } from "@/lib/webhooks/record";
 import { ConditionFields } from "./condition-fields";
-import { conditionText, updateResolver, type WebhookFormValues } from "./form";
+import { conditionText, serverFieldError, updateResolver, type WebhookFormValues } from "./form";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { DeliveryHistory } from "./delivery-history";
 import { historyQueryKey, networkName, webhookPath, webhookQueryKey, webhooksQueryKey, webhookStatus, type EventType } from "./types";
@@ -180,9 +180,6 @@ function formValues(record: WebhookRecord): WebhookFormValues {
   };
 }
 
-/** Server messages start with the field's path; those go inline. */
-const FIELD_MESSAGE = /^((?:description|notification\.webhookUrl|condition\.[A-Za-z]+(?:\[\d\])?)) (.+)\.$/s;
-
 function EditCard({ projectId, record }: { projectId: string; record: WebhookRecord }) {
   const queryClient = useQueryClient();
   const initial = formValues(record);
@@ -196,8 +193,8 @@ function EditCard({ projectId, record }: { projectId: string; record: WebhookRec
       void queryClient.invalidateQueries({ queryKey: webhooksQueryKey(projectId) });
     },
     onError: (e) => {
-      const m = e instanceof ApiError && e.status === 400 ? FIELD_MESSAGE.exec(e.message) : null;
-      if (m) setError(m[1]!.replace(/\[(\d)\]/, ".$1") as Parameters<typeof setError>[0], { type: "server", message: m[2]!.charAt(0).toUpperCase() + m[2]!.slice(1) }, { shouldFocus: true });
+      const field = serverFieldError(e);
+      if (field) setError(field.name as Parameters<typeof setError>[0], { type: "server", message: field.message }, { shouldFocus: true });
     },
   });
   return (
@@ -224,7 +221,7 @@ function EditCard({ projectId, record }: { projectId: string; record: WebhookRec
           </div>
           <ConditionFields form={form} idPrefix="edit" />
           {errors.root?.message ? <FormError>{errors.root.message}</FormError> : null}
-          {save.isError && !FIELD_MESSAGE.test(save.error.message) ? <FormError>Could not save. {errorMessage(save.error)}</FormError> : null}
+          {save.isError && !serverFieldError(save.error) ? <FormError>Could not save. {errorMessage(save.error)}</FormError> : null}
           {save.isSuccess ? <FormSuccess>Saved.</FormSuccess> : null}
           <div className="flex justify-end gap-2">
             <Button variant="ghost" onClick={() => form.reset(initial)}>
