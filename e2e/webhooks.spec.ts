@@ -106,11 +106,25 @@ test("a user builds a LOG webhook with the signature helper, toggles it off and 
   await expect(page.getByRole("heading", { name: "Devnet token transfers", level: 1 })).toBeVisible();
   await expect(page.getByRole("region", { name: "Subscription" })).toContainText(TOKEN.toLowerCase());
   await expect(page.getByText(/No deliveries yet/)).toBeVisible();
+
+  // Edit: the shared schema judges the change; what is saved shows at once.
+  await page.getByLabel("Description").fill("");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.getByText("Must not be empty")).toBeVisible();
+  await page.getByLabel("Description").fill("Devnet token transfers to account 1");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.getByRole("heading", { name: "Devnet token transfers to account 1", level: 1 })).toBeVisible();
+
+  // Replay: a bad range is refused before sending.
+  await page.getByLabel("From block").fill("20");
+  await page.getByLabel("To block").fill("10");
+  await page.getByRole("button", { name: "Replay" }).click();
+  await expect(page.getByText("Must not be below fromBlock")).toBeVisible();
   await page.getByRole("link", { name: "← Webhooks" }).click();
 
   // Delete, after confirming.
-  await page.getByRole("button", { name: "Delete Devnet token transfers" }).click();
-  const dialog = page.getByRole("dialog", { name: "Delete “Devnet token transfers”?" });
+  await page.getByRole("button", { name: "Delete Devnet token transfers to account 1" }).click();
+  const dialog = page.getByRole("dialog", { name: "Delete “Devnet token transfers to account 1”?" });
   await expect(dialog).toBeVisible();
   await dialog.getByRole("button", { name: "Delete webhook" }).click();
   await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();

@@ -5,7 +5,7 @@ import { api, errorMessage } from "@/components/api-client";
 import { FormError } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
-import { webhookPath, webhooksQueryKey } from "./types";
+import { webhookPath, webhooksListQueryKey } from "./types";
 
 /** Confirms a deletion: the subscription goes with its messages and delivery history. */
 export function DeleteWebhookDialog({
@@ -26,7 +26,8 @@ export function DeleteWebhookDialog({
     mutationFn: () => api(webhookPath(projectId, item.subscriptionId), { method: "DELETE" }),
     onSuccess: async () => {
       onDeleted();
-      await queryClient.invalidateQueries({ queryKey: webhooksQueryKey(projectId) });
+      // Only the list: the deleted webhook's own queries would answer 404.
+      await queryClient.invalidateQueries({ queryKey: webhooksListQueryKey(projectId) });
     },
   });
 

@@ -12,6 +12,8 @@ export const webhookPage = (projectId: string, id: string) => `/projects/${encod
 export const inboxesPath = (projectId: string) => `${webhooksPath(projectId)}/inboxes`;
 
 export const webhooksQueryKey = (projectId: string) => ["webhooks", projectId] as const;
+/** Pages of the list (every network). */
+export const webhooksListQueryKey = (projectId: string) => ["webhooks", projectId, "list"] as const;
 export const webhookQueryKey = (projectId: string, id: string) => ["webhooks", projectId, "one", id] as const;
 export const historyQueryKey = (projectId: string, id: string) => ["webhooks", projectId, "history", id] as const;
 export const inboxesQueryKey = (projectId: string) => ["webhook-inboxes", projectId] as const;

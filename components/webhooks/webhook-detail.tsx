@@ -74,7 +74,6 @@ function Loaded({ projectId, record }: { projectId: string; record: WebhookRecor
   const [deleting, setDeleting] = useState(false);
   const test = useSendTest(projectId, record.subscriptionId);
   const status = webhookStatus({ isActive: record.isActive, deactivatedReason: record.deactivatedReason });
-  const queryClient = useQueryClient();
 
   return (
     <div className="space-y-8">
@@ -114,10 +113,7 @@ function Loaded({ projectId, record }: { projectId: string; record: WebhookRecor
         projectId={projectId}
         item={record}
         onClose={() => setDeleting(false)}
-        onDeleted={() => {
-          queryClient.removeQueries({ queryKey: webhookQueryKey(projectId, record.subscriptionId) });
-          router.push(`/projects/${projectId}/webhooks`);
-        }}
+        onDeleted={() => router.push(`/projects/${projectId}/webhooks`)}
       />
     </div>
   );

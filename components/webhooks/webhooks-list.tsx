@@ -13,7 +13,7 @@ import { EmptyState } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { ActiveSwitch } from "./active-switch";
-import { networkName, successRate, webhookPage, webhooksPath, webhooksQueryKey, webhookStatus, type ConsoleWebhook, type Page } from "./types";
+import { networkName, successRate, webhookPage, webhooksListQueryKey, webhooksPath, webhooksQueryKey, webhookStatus, type ConsoleWebhook, type Page } from "./types";
 
 const RPP = 20;
 
@@ -27,7 +27,7 @@ export function WebhooksList({ projectId }: { projectId: string }) {
   const [page, setPage] = useState(1);
   const [deleting, setDeleting] = useState<ConsoleWebhook | null>(null);
   const list = useQuery({
-    queryKey: [...webhooksQueryKey(projectId), "list", page],
+    queryKey: [...webhooksListQueryKey(projectId), page],
     queryFn: ({ signal }) => api<Page<ConsoleWebhook>>(`${webhooksPath(projectId)}?page=${page}&rpp=${RPP}`, { signal }),
     placeholderData: keepPreviousData,
     refetchInterval: 30_000,
