@@ -1,6 +1,9 @@
 import type { Metadata } from "next";
-import { projectAccess, publicOrigin } from "@/components/console/project-access";
-import { EmptyState, PageHeader } from "@/components/ui/page-header";
+import { projectAccess } from "@/components/console/project-access";
+import { ButtonLink } from "@/components/ui/button";
+import { PageHeader } from "@/components/ui/page-header";
+import { InboxesPanel } from "@/components/webhooks/inboxes-panel";
+import { WebhooksList } from "@/components/webhooks/webhooks-list";
 
 export const metadata: Metadata = { title: "Webhooks" };
 
@@ -9,20 +12,13 @@ export default async function WebhooksPage({ params }: { params: Promise<{ proje
   await projectAccess(projectId);
   return (
     <div className="space-y-8">
-      <PageHeader title="Webhooks" description="Get an HTTP callback when a transaction, log or block period you care about happens on chain." />
-      <EmptyState
-        title="No webhooks yet"
-        icon={
-          <svg aria-hidden="true" viewBox="0 0 20 20" className="size-5" fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" strokeLinejoin="round">
-            <path d="M8.5 6.2a2.8 2.8 0 1 1 3.6 2.7l-2 3.9M5.3 11.5a2.8 2.8 0 1 0 3.2 3.7h4.3M14.7 12.6a2.8 2.8 0 1 0-1.5-5.2" />
-          </svg>
-        }
-      >
-        <p>
-          Webhooks for EVM and Aptos networks will be managed here. Each network has its webhook API under{" "}
-          <code className="break-all text-fg">{publicOrigin()}/v1/&lt;protocol&gt;/&lt;network&gt;/webhooks</code>; the Overview lists them all.
-        </p>
-      </EmptyState>
+      <PageHeader
+        title="Webhooks"
+        description="Get an HTTP callback when a transaction, log or block period you care about happens on chain."
+        actions={<ButtonLink href={`/projects/${projectId}/webhooks/new`}>Create webhook</ButtonLink>}
+      />
+      <WebhooksList projectId={projectId} />
+      <InboxesPanel projectId={projectId} />
     </div>
   );
 }
