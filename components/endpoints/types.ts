@@ -23,7 +23,7 @@ export const FAMILY_TITLES: Record<Family, { title: string; description: string 
   move: {
     title: "Move (Aptos)",
     description:
-      "The fullnode REST read API (GET …/v1/…): send your key in the X-API-KEY header or as Authorization: Bearer, or put it in the path for tools that take only a URL. Transaction webhooks too.",
+      "Aptos fullnode REST read API: send your key in the X-API-KEY header or as Authorization: Bearer, or put it in the path for tools that take only a URL. Transaction webhooks.",
   },
 };
 
