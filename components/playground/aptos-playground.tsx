@@ -121,7 +121,7 @@ export function AptosPlayground({ projectId, origin, networks, initialNetwork, i
         description="Requests go from this browser to the Aptos read API (fullnode REST) with the project's API key, and are metered like any other call."
         sender={sender}
         ready={form.blocker === null ? { request } : { blocker: form.blocker }}
-        about={{ networkName: network.displayName, method: route, cu: spec.cu }}
+        about={{ networkName: network.displayName, method: route, cu: form.cu }}
         origin={origin}
         snippetPlaceholder="Fill in the parameters to get a command."
       >

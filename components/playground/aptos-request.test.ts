@@ -112,7 +112,11 @@ describe("the Aptos form", () => {
   });
 
   it("asks for a missing path parameter, and names invalid ones", () => {
-    expect(checkAptosForm("transaction_by_hash", { txn_hash: "  " })).toEqual({ checks: { txn_hash: { missing: true, error: null, query: null } }, blocker: "Enter txn_hash to send." });
+    expect(checkAptosForm("transaction_by_hash", { txn_hash: "  " })).toEqual({
+      checks: { txn_hash: { missing: true, error: null, query: null } },
+      blocker: "Enter txn_hash to send.",
+      cu: APTOS_ROUTES.transaction_by_hash.cu,
+    });
     const bad = checkAptosForm("account_transactions", { address: "0xzz", start: "-1", limit: "101" });
     expect(bad.blocker).toBe("Fix address, start and limit to send.");
     expect(bad.checks.address?.error).toBe("Enter 1 to 64 hex digits, with or without 0x.");

@@ -135,6 +135,7 @@ export function checkAptosField(p: AptosParamSpec, value: string): FieldCheck {
   return { missing: false, error: valueError(p, text), query: null };
 }
 
+/** The form's checks, what blocks Send, and what the route costs (the catalog's CU). */
 export function checkAptosForm(route: AptosRoute, values: ParamValues): FormCheck {
   const checks: Record<string, FieldCheck> = {};
   const missing: string[] = [];
@@ -146,7 +147,7 @@ export function checkAptosForm(route: AptosRoute, values: ParamValues): FormChec
     if (check.error) invalid.push(p.name);
   }
   const blocker = invalid.length > 0 ? `Fix ${list(invalid)} to send.` : missing.length > 0 ? `Enter ${list(missing)} to send.` : null;
-  return { checks, blocker };
+  return { checks, blocker, cu: APTOS_ROUTES[route].cu };
 }
 
 /**
