@@ -32,6 +32,17 @@ function useRows(origin: string, n: EndpointNetwork): UrlRow[] {
       copyLabel: `Copy ${n.displayName} node URL with key`,
     });
   }
+  if (n.family === "move") {
+    const base = `${origin}/aptos/${n.network}`;
+    const shownKey = revealed ?? key?.masked ?? "<API_KEY>";
+    rows.push({ label: "Read API (header)", display: `${base}/v1`, copy: `${base}/v1`, copyLabel: `Copy ${n.displayName} read API URL` });
+    rows.push({
+      label: "Read API (key in path)",
+      display: `${base}/${shownKey}/v1`,
+      copy: revealed ? `${base}/${revealed}/v1` : key ? async () => `${base}/${await getSecret()}/v1` : `${base}/<API_KEY>/v1`,
+      copyLabel: `Copy ${n.displayName} read API URL with key`,
+    });
+  }
   if (n.family === "evm" || n.family === "move") {
     const url = `${origin}/v1/${n.protocol}/${n.network}/webhooks`;
     rows.push({ label: "Webhooks", display: url, copy: url, copyLabel: `Copy ${n.displayName} webhooks URL` });

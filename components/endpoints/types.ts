@@ -22,7 +22,8 @@ export const FAMILY_TITLES: Record<Family, { title: string; description: string 
   },
   move: {
     title: "Move (Aptos)",
-    description: "Transaction webhooks for Aptos networks.",
+    description:
+      "Aptos fullnode REST read API: send your key in the X-API-KEY header or as Authorization: Bearer, or put it in the path for tools that take only a URL. Transaction webhooks.",
   },
 };
 

@@ -14,7 +14,7 @@ export interface InterfaceTab {
 }
 
 /**
- * One tab per public interface (consensus RPC, EVM JSON-RPC). Tabs follow the ARIA tabs
+ * One tab per public interface (consensus RPC, EVM JSON-RPC, Aptos REST). Tabs follow the ARIA tabs
  * pattern: arrow keys, Home and End move between them; a coming-soon tab can be focused, so that
  * it is announced, but not selected.
  */

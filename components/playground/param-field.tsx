@@ -17,6 +17,10 @@ export interface ParamFieldProps {
   check: FieldCheck;
   example: ParamExample | null;
   onChange: (value: string) => void;
+  /** The type and limits in words, instead of the consensus catalog's (typeSummary). */
+  summary?: string;
+  /** The empty field's placeholder, instead of the one derived from the consensus catalog. */
+  placeholder?: string;
 }
 
 const ErrorIcon = () => (
@@ -56,7 +60,7 @@ function placeholderOf(spec: ParamSpec): string | undefined {
 }
 
 /** One parameter of the catalog as a labelled control: its type decides the widget. */
-export function ParamField({ id, spec, value, check, example, onChange }: ParamFieldProps) {
+export function ParamField({ id, spec, value, check, example, onChange, summary, placeholder }: ParamFieldProps) {
   const input = useRef<HTMLInputElement>(null);
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
@@ -83,7 +87,7 @@ export function ParamField({ id, spec, value, check, example, onChange }: ParamF
 
   const hint = (
     <p id={hintId} className="text-xs text-muted">
-      {spec.description} <span className="whitespace-nowrap">({typeSummary(spec)})</span>
+      {spec.description} <span className="whitespace-nowrap">({summary ?? typeSummary(spec)})</span>
     </p>
   );
 
@@ -147,7 +151,7 @@ export function ParamField({ id, spec, value, check, example, onChange }: ParamF
         autoCapitalize="off"
         autoCorrect="off"
         spellCheck={false}
-        placeholder={placeholderOf(spec)}
+        placeholder={placeholder ?? placeholderOf(spec)}
         className={spec.type === "query" || spec.type === "hash" ? "font-mono text-[13px]" : undefined}
         value={value}
         onChange={(e) => onChange(e.target.value)}

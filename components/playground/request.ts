@@ -80,7 +80,7 @@ export function checkForm(spec: EndpointSpec, values: ParamValues): FormCheck {
   return { checks, blocker, cu: callCu(spec.method, query) };
 }
 
-function list(names: string[]): string {
+export function list(names: string[]): string {
   return names.length === 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1) ?? ""}`;
 }
 

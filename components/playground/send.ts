@@ -15,6 +15,11 @@ export interface PlaygroundRequest {
   /** Headers besides the key, such as a body's Content-Type. */
   headers?: Readonly<Record<string, string>>;
   body?: string;
+  /**
+   * How the endpoint answers: a JSON-RPC envelope (the default), or a REST body that is the result
+   * itself on success and `{ message, error_code }` on an error (the Aptos read API).
+   */
+  answers?: "jsonrpc" | "rest";
 }
 
 /** The header that carries the project's key. */
@@ -56,7 +61,7 @@ export type Outcome =
   | { kind: "result" }
   /** A JSON-RPC error object (HTTP 200 from the JSON-RPC endpoints): bad parameters, a bad query, a node's error. */
   | { kind: "rpc-error"; code: number | null; message: string; data: unknown }
-  /** Authentication, limits, unknown paths: `{ code, message }` with the HTTP status. */
+  /** Authentication, limits, unknown paths: `{ code, message }` with the HTTP status; a REST endpoint's `{ error_code, message }`. */
   | { kind: "http-error"; code: string | null; message: string }
   | { kind: "unexpected"; message: string };
 
@@ -64,8 +69,11 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-export function classify(status: number, body: unknown): Outcome {
-  if (isRecord(body) && isRecord(body.error)) {
+export function classify(status: number, body: unknown, answers: PlaygroundRequest["answers"] = "jsonrpc"): Outcome {
+  if (answers === "rest" && status >= 200 && status < 300) {
+    return body === undefined ? { kind: "unexpected", message: "The answer is not JSON." } : { kind: "result" };
+  }
+  if (answers === "jsonrpc" && isRecord(body) && isRecord(body.error)) {
     const e = body.error;
     return {
       kind: "rpc-error",
@@ -78,7 +86,7 @@ export function classify(status: number, body: unknown): Outcome {
   if (status >= 400 && isRecord(body)) {
     return {
       kind: "http-error",
-      code: typeof body.code === "string" ? body.code : null,
+      code: typeof body.code === "string" ? body.code : typeof body.error_code === "string" ? body.error_code : null,
       message: typeof body.message === "string" ? body.message : `The request failed with HTTP ${status}.`,
     };
   }
@@ -160,7 +168,7 @@ export async function sendRequest(url: string, request: PlaygroundRequest, secre
   }
   try {
     const res = await callEndpoint(url, request, key, signal);
-    return { ...res, kind: "response", outcome: classify(res.status, res.json) };
+    return { ...res, kind: "response", outcome: classify(res.status, res.json, request.answers) };
   } catch (e) {
     if (isAbort(e)) return null;
     return { kind: "failed", message: e instanceof Error ? e.message : "The request failed." };

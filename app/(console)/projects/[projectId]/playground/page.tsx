@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import { projectAccess, publicOrigin } from "@/components/console/project-access";
+import { AptosPlayground } from "@/components/playground/aptos-playground";
+import { isAptosRoute, type AptosPlaygroundNetwork, type AptosRoute } from "@/components/playground/aptos-request";
 import { ConsensusPlayground } from "@/components/playground/consensus-playground";
 import { EvmPlayground } from "@/components/playground/evm-playground";
 import { isEvmPlaygroundMethod, type EvmPlaygroundMethod, type EvmPlaygroundNetwork } from "@/components/playground/evm-request";
@@ -34,12 +36,20 @@ export default async function PlaygroundPage({ params, searchParams }: { params:
   // eth_blockNumber needs no parameters: a good first request.
   const evmMethod: EvmPlaygroundMethod = wanted.method && isEvmPlaygroundMethod(wanted.method) ? wanted.method : "eth_blockNumber";
 
+  const aptos: AptosPlaygroundNetwork[] = networks()
+    .filter((n) => n.family === "move")
+    .map((n) => ({ slug: n.slug, displayName: n.displayName, chainId: String(n.activeChainId), source: n.source.kind, path: n.network }));
+  const aptosWanted = aptos.find((n) => n.slug === wanted.network)?.slug;
+  const aptosNetwork = aptosWanted ?? aptos[0]?.slug;
+  // Ledger information needs no parameters and answers as soon as the index has a block: a good first request.
+  const aptosRoute: AptosRoute = wanted.method && isAptosRoute(wanted.method) ? wanted.method : "ledger_info";
+
   return (
     <div className="space-y-8">
       <PageHeader title="Playground" description="Send requests to the public endpoints from the browser with this project's key, and inspect the answers." />
       <InterfaceTabs
         label="Interface"
-        initialTab={evmWanted ? "evm" : undefined}
+        initialTab={evmWanted ? "evm" : aptosWanted ? "aptos" : undefined}
         tabs={[
           {
             id: "consensus",
@@ -52,6 +62,13 @@ export default async function PlaygroundPage({ params, searchParams }: { params:
             id: "evm",
             label: "EVM JSON-RPC",
             panel: evmNetwork ? <EvmPlayground projectId={projectId} origin={publicOrigin()} networks={evm} initialNetwork={evmNetwork} initialMethod={evmMethod} /> : undefined,
+          },
+          {
+            id: "aptos",
+            label: "Aptos (fullnode REST)",
+            panel: aptosNetwork ? (
+              <AptosPlayground projectId={projectId} origin={publicOrigin()} networks={aptos} initialNetwork={aptosNetwork} initialRoute={aptosRoute} />
+            ) : undefined,
           },
         ]}
       />
