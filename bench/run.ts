@@ -19,6 +19,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "consensus index: bulk ingestion tx/s (100k blocks × 10 txs) and tx_search/block_search p50/p99 via the real server",
     load: async () => (await import("./consensus")).consensusBench,
   },
+  usage: {
+    summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
+    load: async () => (await import("./usage")).usageBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,
