@@ -143,6 +143,13 @@ function source(step: Step): { table: string; column: string } {
   return { table: "usage_buckets", column: "minute" };
 }
 
+/** The step a row falls in: the row's own time when the step is the table's granularity. */
+function binSql(step: Step, column: string): string {
+  const s = STEPS[step];
+  if (s === 60 || s === 3600 || s === 86_400) return column;
+  return `to_timestamp(floor(extract(epoch FROM ${column}) / ${s}) * ${s})`;
+}
+
 interface Row {
   bin: Date;
   grp: string;
@@ -210,7 +217,7 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `sum(latency_hist[${i + 1}])::bigint`).join(", ");
   const [rows, allowance] = await Promise.all([
     db().$queryRawUnsafe<Row[]>(
-      `SELECT to_timestamp(floor(extract(epoch FROM ${column}) / $4) * $4) AS bin, ${GROUP_SQL[q.groupBy]} AS grp,
+      `SELECT ${binSql(q.step, column)} AS bin, ${GROUP_SQL[q.groupBy]} AS grp,
               sum(cu)::bigint AS cu, sum(requests)::bigint AS requests, sum(errors)::bigint AS errors, ARRAY[${hist}] AS hist
        FROM ${table}
        WHERE project_id = $1 AND ${column} >= $2 AND ${column} < $3
@@ -218,7 +225,6 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
       project.id,
       new Date(start),
       new Date(end),
-      STEPS[q.step],
     ),
     allowanceOf(project.id, project.plan, now),
   ]);
