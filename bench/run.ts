@@ -23,6 +23,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "consensus searches: planning and execution time of 1, 5 and 10 conditions, PostgreSQL's default planner settings vs the public pool's",
     load: async () => (await import("./query-plan")).queryPlanBench,
   },
+  usage: {
+    summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
+    load: async () => (await import("./usage")).usageBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,

@@ -267,12 +267,13 @@ describe("bad input answers the fullnode's error bodies and statuses", () => {
     await call("/v1/transactions/by_version/abc");
     await gw.meter.flush();
     const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
-    const usage = Object.fromEntries(rows.map((r) => [r.endpoint, { cu: Number(r.cu), requests: r.requests, errors: r.errors, network: r.network }]));
+    const usage = Object.fromEntries(rows.map((r) => [`${r.endpoint} ${r.status}`, { api: r.api, cu: Number(r.cu), requests: r.requests, errors: r.errors, network: r.network }]));
     expect(usage).toEqual({
-      ledger_info: { cu: APTOS_ROUTES.ledger_info.cu, requests: 1, errors: 0, network: SLUG },
-      transactions: { cu: APTOS_ROUTES.transactions.cu, requests: 2, errors: 1, network: SLUG },
-      block_by_height: { cu: APTOS_ROUTES.block_by_height.cu, requests: 1, errors: 0, network: SLUG },
-      transaction_by_version: { cu: 0, requests: 1, errors: 1, network: SLUG },
+      "ledger_info 2xx": { api: "aptos", cu: APTOS_ROUTES.ledger_info.cu, requests: 1, errors: 0, network: SLUG },
+      "transactions 2xx": { api: "aptos", cu: APTOS_ROUTES.transactions.cu, requests: 1, errors: 0, network: SLUG },
+      "transactions 4xx": { api: "aptos", cu: 0, requests: 1, errors: 1, network: SLUG },
+      "block_by_height 2xx": { api: "aptos", cu: APTOS_ROUTES.block_by_height.cu, requests: 1, errors: 0, network: SLUG },
+      "transaction_by_version 4xx": { api: "aptos", cu: 0, requests: 1, errors: 1, network: SLUG },
     });
   });
 });

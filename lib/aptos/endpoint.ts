@@ -191,7 +191,7 @@ function routeEndpoint(route: AptosRoute, args: string[]): Endpoint {
         return answer(200, body, info);
       } catch (e) {
         if (!(e instanceof AptosApiError)) throw e;
-        ctx.meter(route, 0, true);
+        ctx.meter(route, 0, true, e.status);
         return answer(e.status, JSON.stringify(e.toJSON()), e.withLedger ? info : undefined);
       }
     },

@@ -240,9 +240,10 @@ describe("plan limits", () => {
     const p = await createTestProject();
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
     const now = new Date();
-    const minute = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-    await db().usageBucket.create({
-      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", endpoint: "eth_chainId", minute, cu: 1_000_000n, requests: 200_000 },
+    const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    // The quota check reads the daily rollup.
+    await db().usageDay.create({
+      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", api: "node", endpoint: "eth_chainId", day, cu: 1_000_000n, requests: 200_000 },
     });
     const r = await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": p.apiKey });
     expect(r.status).toBe(429);

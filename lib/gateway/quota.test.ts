@@ -50,8 +50,8 @@ describe("plan allowance", () => {
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
     const now = Date.now();
     const today = new Date(now - (now % 86_400_000));
-    await db().usageBucket.create({
-      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", endpoint: "eth_chainId", minute: today, cu: 1_000_000n, requests: 1 },
+    await db().usageDay.create({
+      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", api: "node", endpoint: "eth_chainId", day: today, cu: 1_000_000n, requests: 1 },
     });
     const quota = new QuotaTracker();
     const first = quota.check(p.projectId, "FREE", now);

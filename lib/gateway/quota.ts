@@ -28,7 +28,8 @@ export function periodStart(period: "day" | "month", now: number): number {
 
 /**
  * Plan allowance per project (the free plan's by the day, paid plans' by the month, reset at
- * 00:00 UTC). Reads the project's stored usage once, then counts locally and re-reads in the
+ * 00:00 UTC). Reads the project's stored usage once (the daily rollup: a month is at most 31 days of
+ * rows per key, network and call), then counts locally and re-reads in the
  * background every 30 s, so the hot path only waits for the database on a project's first call.
  */
 export class QuotaTracker {
@@ -72,7 +73,7 @@ export class QuotaTracker {
     u.refreshing ??= (async () => {
       const localBefore = u.local;
       const rows = await db().$queryRaw<{ cu: bigint | null }[]>`
-        SELECT sum(cu) AS cu FROM usage_buckets WHERE project_id = ${projectId} AND minute >= ${new Date(u.periodStart)}`;
+        SELECT sum(cu) AS cu FROM usage_days WHERE project_id = ${projectId} AND day >= ${new Date(u.periodStart)}`;
       // What was charged locally before the read may already be in the database (flushed);
       // keep only what came after, and accept a slight undercount across flush boundaries.
       u.stored = Number(rows[0]?.cu ?? 0);

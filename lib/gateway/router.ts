@@ -6,7 +6,7 @@ import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
-import type { UsageMeter } from "@/lib/usage/meter";
+import { statusClass, type UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
 import { QuotaTracker } from "./quota";
 import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "./types";
@@ -155,6 +155,7 @@ interface Shared {
 class RequestContext implements GatewayContext {
   metered = false;
   private parsedUrl: URL | undefined;
+  private readonly started = performance.now();
 
   constructor(
     readonly req: IncomingMessage,
@@ -162,6 +163,7 @@ class RequestContext implements GatewayContext {
     readonly network: Network,
     readonly principal: KeyPrincipal,
     private readonly shared: Shared,
+    private readonly api: Mount["prefix"],
   ) {}
 
   get url(): URL {
@@ -176,11 +178,22 @@ class RequestContext implements GatewayContext {
     this.shared.limiter.take(this.principal, cu);
   }
 
-  meter(endpoint: string, cu: number, error: boolean): void {
+  meter(endpoint: string, cu: number, error: boolean, httpStatus?: number): void {
     this.metered = true;
     const p = this.principal;
     if (!error) this.shared.quota.add(p.projectId, cu);
-    this.shared.meter.record({ projectId: p.projectId, keyId: p.keyId, network: this.network.slug, endpoint, cu: error ? 0 : cu, error });
+    const status = !error ? "2xx" : httpStatus === undefined ? "rpc_error" : statusClass(httpStatus);
+    this.shared.meter.record({
+      projectId: p.projectId,
+      keyId: p.keyId,
+      network: this.network.slug,
+      api: this.api,
+      endpoint,
+      status,
+      cu: error ? 0 : cu,
+      error,
+      latencyMs: performance.now() - this.started,
+    });
   }
 }
 
@@ -235,7 +248,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     } catch (e) {
       // Failures after authentication count as requests (errors are free of CU). Never label them
       // with a path segment: on /node/<network>/<API_KEY> that would be the key.
-      if (!ctx.metered) ctx.meter("rejected", 0, true);
+      if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
     send(res, ctx.requestId, response);
@@ -251,7 +264,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
 
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
-    const ctx = new RequestContext(req, requestId, network, principal, shared);
+    const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
     const quota = shared.quota.check(principal.projectId, principal.plan);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
     done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));

@@ -12,8 +12,11 @@ export interface GatewayContext {
   body(limit?: number): Promise<Buffer>;
   /** Takes throughput tokens for `cu` (429 when over the plan's rate) before doing work. */
   charge(cu: number): void;
-  /** Records one metered call (a JSON-RPC batch records one per item). */
-  meter(endpoint: string, cu: number, error: boolean): void;
+  /**
+   * Records one metered call (a JSON-RPC batch records one per item), with its latency so far.
+   * `httpStatus` gives a failed call's status class; a failure without one is a JSON-RPC error.
+   */
+  meter(endpoint: string, cu: number, error: boolean, httpStatus?: number): void;
 }
 
 export interface GatewayResponse {

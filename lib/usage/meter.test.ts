@@ -19,7 +19,7 @@ async function stored(projectId: string) {
 }
 
 function sample(projectId: string, keyId: string, endpoint: string, cu: number, error = false): UsageSample {
-  return { projectId, keyId, network: "ethereum-mainnet", endpoint, cu, error };
+  return { projectId, keyId, network: "ethereum-mainnet", api: "node", endpoint, status: error ? "rpc_error" : "2xx", cu, error, latencyMs: 12 };
 }
 
 describe("the usage meter", () => {
@@ -37,11 +37,20 @@ describe("the usage meter", () => {
     await meter.stop();
 
     const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId }, orderBy: [{ minute: "asc" }, { endpoint: "asc" }] });
-    expect(rows.map((r) => ({ minute: r.minute.toISOString(), endpoint: r.endpoint, cu: Number(r.cu), requests: r.requests, errors: r.errors }))).toEqual([
-      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_call", cu: 78, requests: 3, errors: 0 },
-      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_getLogs", cu: 75, requests: 1, errors: 0 },
-      { minute: "2026-01-01T12:01:00.000Z", endpoint: "eth_call", cu: 0, requests: 1, errors: 1 },
+    const hist = (n: number) => [0, 0, n, 0, 0, 0, 0, 0, 0, 0, 0]; // 12 ms: the 10–25 ms bucket
+    expect(rows.map((r) => ({ minute: r.minute.toISOString(), endpoint: r.endpoint, status: r.status, cu: Number(r.cu), requests: r.requests, errors: r.errors, latencyMsSum: Number(r.latencyMsSum), latencyHist: r.latencyHist }))).toEqual([
+      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_call", status: "2xx", cu: 78, requests: 3, errors: 0, latencyMsSum: 36, latencyHist: hist(3) },
+      { minute: "2026-01-01T12:00:00.000Z", endpoint: "eth_getLogs", status: "2xx", cu: 75, requests: 1, errors: 0, latencyMsSum: 12, latencyHist: hist(1) },
+      { minute: "2026-01-01T12:01:00.000Z", endpoint: "eth_call", status: "rpc_error", cu: 0, requests: 1, errors: 1, latencyMsSum: 12, latencyHist: hist(1) },
     ]);
+    // The same statements kept the hour and day rollups.
+    for (const rollup of [await db().usageHour.findMany({ where: { projectId: p.projectId }, orderBy: [{ endpoint: "asc" }, { status: "asc" }] }), await db().usageDay.findMany({ where: { projectId: p.projectId }, orderBy: [{ endpoint: "asc" }, { status: "asc" }] })]) {
+      expect(rollup.map((r) => ({ endpoint: r.endpoint, status: r.status, cu: Number(r.cu), requests: Number(r.requests), errors: Number(r.errors), latencyHist: r.latencyHist }))).toEqual([
+        { endpoint: "eth_call", status: "2xx", cu: 78, requests: 3, errors: 0, latencyHist: hist(3) },
+        { endpoint: "eth_call", status: "rpc_error", cu: 0, requests: 1, errors: 1, latencyHist: hist(1) },
+        { endpoint: "eth_getLogs", status: "2xx", cu: 75, requests: 1, errors: 0, latencyHist: hist(1) },
+      ]);
+    }
     expect(meter.unwritten).toBe(0);
   });
 
@@ -101,5 +110,7 @@ describe("the usage meter", () => {
     await meter.flush();
     expect(meter.unwritten).toBe(0);
     expect(await stored(p.projectId)).toEqual({ requests: 5, errors: 0, cu: 130 });
+    const day = await db().usageDay.aggregate({ where: { projectId: p.projectId }, _sum: { cu: true, requests: true } });
+    expect({ cu: Number(day._sum.cu), requests: Number(day._sum.requests) }).toEqual({ cu: 130, requests: 5 });
   });
 });

@@ -1,29 +1,50 @@
 import { randomUUID } from "node:crypto";
 import { db } from "@/lib/db/client";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { emptyHistogram, LATENCY_BUCKETS, latencyBucket } from "./latency";
+
+/** `2xx`, `4xx`, `5xx`, or `rpc_error`: a JSON-RPC error object (whatever the HTTP status). */
+export type StatusClass = "2xx" | "4xx" | "5xx" | "rpc_error";
 
 export interface UsageSample {
   projectId: string;
   keyId: string;
   network: string;
+  /** The public API: `node`, `rpc`, `aptos`, `v1`. */
+  api: string;
+  /** The call within the API, from its catalog or a fixed label (never caller-chosen text). */
   endpoint: string;
+  status: StatusClass;
   cu: number;
   error: boolean;
+  latencyMs: number;
+}
+
+/** The status class of an HTTP status. */
+export function statusClass(httpStatus: number): StatusClass {
+  return httpStatus >= 500 ? "5xx" : httpStatus >= 400 ? "4xx" : "2xx";
 }
 
 interface Counter {
   projectId: string;
   keyId: string;
   network: string;
+  api: string;
   endpoint: string;
+  status: StatusClass;
+  /** Start of the minute (or hour, or day, for the rollups), ms since the epoch. */
   minute: number;
   cu: number;
   requests: number;
   errors: number;
+  latencySum: number;
+  hist: number[];
 }
 
 const MINUTE = 60_000;
-/** Rows per INSERT statement; keeps the bind-parameter count far below PostgreSQL's 65,535. */
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** Minutes per statement (with at most as many hours and days: 36,000 bind parameters, below PostgreSQL's 65,535). */
 const BATCH = 1000;
 /** How long the ids of committed flushes are kept (a flush is re-sent within seconds of its first try). */
 const FLUSH_ID_RETENTION = "1 day";
@@ -36,8 +57,10 @@ interface Flush {
 }
 
 /**
- * Usage aggregated in memory per (project, key, network, endpoint, minute) and flushed as
- * per-minute buckets with one upsert-increment statement, never one row per request.
+ * Usage aggregated in memory per (project, key, network, api, endpoint, status, minute) and
+ * flushed as per-minute buckets with one upsert-increment statement, never one row per request.
+ * The same statement adds the counts to the hour and day rollups (usage_hours, usage_days), so
+ * the three tables always agree.
  *
  * A flush that fails keeps its counters in memory and is sent again, as it is and under the same
  * id, before anything newer: each statement records its id in `usage_flushes` in the same
@@ -60,15 +83,18 @@ export class UsageMeter {
 
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
-    const id = `${s.projectId}\u0000${s.keyId}\u0000${s.network}\u0000${s.endpoint}\u0000${minute}`;
+    const id = `${s.projectId}\u0000${s.keyId}\u0000${s.network}\u0000${s.api}\u0000${s.endpoint}\u0000${s.status}\u0000${minute}`;
     let c = this.pending.get(id);
     if (!c) {
-      c = { projectId: s.projectId, keyId: s.keyId, network: s.network, endpoint: s.endpoint, minute, cu: 0, requests: 0, errors: 0 };
+      c = { projectId: s.projectId, keyId: s.keyId, network: s.network, api: s.api, endpoint: s.endpoint, status: s.status, minute, cu: 0, requests: 0, errors: 0, latencySum: 0, hist: emptyHistogram() };
       this.pending.set(id, c);
     }
+    const ms = Math.max(0, Math.round(s.latencyMs));
     c.cu += s.cu;
     c.requests += 1;
     if (s.error) c.errors += 1;
+    c.latencySum += ms;
+    c.hist[latencyBucket(ms)]! += 1;
   }
 
   /** Requests recorded and not yet known to be written. */
@@ -138,26 +164,35 @@ export class UsageMeter {
 
   /**
    * One statement per BATCH counters, each claiming its id in usage_flushes and adding its
-   * increments only when the claim is new, atomically.
+   * increments to the minutes, hours and days only when the claim is new, atomically.
    */
   private async write(flush: Flush): Promise<void> {
     for (let i = 0; i < flush.counters.length; i += BATCH) {
-      const rows = flush.counters.slice(i, i + BATCH);
+      const minutes = flush.counters.slice(i, i + BATCH);
       const values: unknown[] = [`${flush.id}:${i / BATCH}`];
-      const tuples = rows.map((c) => {
-        const p = values.length;
-        values.push(c.projectId, c.keyId, c.network, c.endpoint, new Date(c.minute), c.cu, c.requests, c.errors);
-        return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}::timestamptz, $${p + 6}::bigint, $${p + 7}::int, $${p + 8}::int)`;
-      });
-      await db().$executeRawUnsafe(
-        `WITH claim AS (INSERT INTO usage_flushes (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id)
-         INSERT INTO usage_buckets (project_id, key_id, network, endpoint, minute, cu, requests, errors)
-         SELECT v.* FROM (VALUES ${tuples.join(", ")}) AS v(project_id, key_id, network, endpoint, minute, cu, requests, errors)
+      const tuples = (rows: Counter[]) =>
+        rows
+          .map((c) => {
+            const p = values.length;
+            values.push(c.projectId, c.keyId, c.network, c.api, c.endpoint, c.status, new Date(c.minute), c.cu, c.requests, c.errors, c.latencySum, `{${c.hist.join(",")}}`);
+            return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}::timestamptz, $${p + 8}::bigint, $${p + 9}::int, $${p + 10}::int, $${p + 11}::bigint, $${p + 12}::int[])`;
+          })
+          .join(", ");
+      const upsert = (table: string, time: string, rows: Counter[]) =>
+        `INSERT INTO ${table} (project_id, key_id, network, api, endpoint, status, ${time}, cu, requests, errors, latency_ms_sum, latency_hist)
+         SELECT v.* FROM (VALUES ${tuples(rows)}) AS v(project_id, key_id, network, api, endpoint, status, t, cu, requests, errors, latency_ms_sum, latency_hist)
          WHERE EXISTS (SELECT 1 FROM claim)
-         ON CONFLICT (project_id, minute, key_id, network, endpoint) DO UPDATE SET
-           cu = usage_buckets.cu + excluded.cu,
-           requests = usage_buckets.requests + excluded.requests,
-           errors = usage_buckets.errors + excluded.errors`,
+         ON CONFLICT (project_id, ${time}, key_id, network, api, endpoint, status) DO UPDATE SET
+           cu = ${table}.cu + excluded.cu,
+           requests = ${table}.requests + excluded.requests,
+           errors = ${table}.errors + excluded.errors,
+           latency_ms_sum = ${table}.latency_ms_sum + excluded.latency_ms_sum,
+           latency_hist = ARRAY[${Array.from({ length: LATENCY_BUCKETS }, (_, k) => `${table}.latency_hist[${k + 1}] + excluded.latency_hist[${k + 1}]`).join(", ")}]`;
+      await db().$executeRawUnsafe(
+        `WITH claim AS (INSERT INTO usage_flushes (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id),
+         m AS (${upsert("usage_buckets", "minute", minutes)}),
+         h AS (${upsert("usage_hours", "hour", rollup(minutes, HOUR))})
+         ${upsert("usage_days", "day", rollup(minutes, DAY))}`,
         ...values,
       );
     }
@@ -172,6 +207,26 @@ export class UsageMeter {
       .$executeRawUnsafe(`DELETE FROM usage_flushes WHERE created_at < now() - interval '${FLUSH_ID_RETENTION}'`)
       .catch((e: unknown) => this.log.warn({ err: errorMessage(e) }, "could not delete old usage flush ids; trying again in an hour"));
   }
+}
+
+/** The counters summed per hour or per UTC day (one row per key of the rollup table). */
+function rollup(counters: Counter[], span: number): Counter[] {
+  const out = new Map<string, Counter>();
+  for (const c of counters) {
+    const t = c.minute - (c.minute % span);
+    const id = `${c.projectId}\u0000${c.keyId}\u0000${c.network}\u0000${c.api}\u0000${c.endpoint}\u0000${c.status}\u0000${t}`;
+    const r = out.get(id);
+    if (!r) {
+      out.set(id, { ...c, minute: t, hist: [...c.hist] });
+      continue;
+    }
+    r.cu += c.cu;
+    r.requests += c.requests;
+    r.errors += c.errors;
+    r.latencySum += c.latencySum;
+    for (let k = 0; k < r.hist.length; k++) r.hist[k]! += c.hist[k]!;
+  }
+  return [...out.values()];
 }
 
 const g = globalThis as unknown as { __blockgateMeter?: UsageMeter };

@@ -63,7 +63,7 @@ async function expectRefusals(cases: Array<{ method: string; path: string; body?
 
 async function usage(projectId: string) {
   await gw.meter.flush();
-  return db().usageBucket.findMany({ where: { projectId }, orderBy: { endpoint: "asc" } });
+  return db().usageBucket.findMany({ where: { projectId }, orderBy: [{ endpoint: "asc" }, { status: "asc" }] });
 }
 
 /** A delivered message with attempts, written as the engine writes them. */
@@ -558,14 +558,15 @@ describe("metering", () => {
     await call("GET", `${ETH}/history`, { key: p.apiKey });
     await call("POST", ETH, { key: p.apiKey, body: logBody({ description: "" }) });
     await call("DELETE", `${ETH}/${id}`, { key: p.apiKey });
-    const rows = (await usage(p.projectId)).map((r) => ({ endpoint: r.endpoint, network: r.network, cu: Number(r.cu), requests: r.requests, errors: r.errors }));
+    const rows = (await usage(p.projectId)).map((r) => ({ endpoint: r.endpoint, status: r.status, network: r.network, cu: Number(r.cu), requests: r.requests, errors: r.errors }));
     expect(rows).toEqual([
-      { endpoint: "webhooks.create", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.create.cu, requests: 2, errors: 1 },
-      { endpoint: "webhooks.delete", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.delete.cu, requests: 1, errors: 0 },
-      { endpoint: "webhooks.get", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.get.cu, requests: 1, errors: 0 },
-      { endpoint: "webhooks.history", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.history.cu, requests: 1, errors: 0 },
-      { endpoint: "webhooks.list", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.list.cu, requests: 1, errors: 0 },
-      { endpoint: "webhooks.update", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.update.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.create", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.create.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.create", status: "4xx", network: "ethereum-mainnet", cu: 0, requests: 1, errors: 1 },
+      { endpoint: "webhooks.delete", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.delete.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.get", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.get.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.history", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.history.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.list", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.list.cu, requests: 1, errors: 0 },
+      { endpoint: "webhooks.update", status: "2xx", network: "ethereum-mainnet", cu: WEBHOOK_ROUTES.update.cu, requests: 1, errors: 0 },
     ]);
   });
 });

@@ -5,7 +5,7 @@
  * Each call is charged and metered by the catalog's CU (lib/webhooks/catalog.ts); failures cost 0.
  */
 import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
-import { AppError } from "@/lib/errors";
+import { AppError, toAppError } from "@/lib/errors";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
 import { INBOX_BODY_LIMIT, recordInboxRequest } from "./inbox";
 import { openApiJson } from "./openapi";
@@ -50,7 +50,7 @@ async function metered(ctx: GatewayContext, route: WebhookRouteId, work: () => P
   try {
     response = await work();
   } catch (e) {
-    ctx.meter(label, 0, true);
+    ctx.meter(label, 0, true, toAppError(e, () => undefined).status);
     throw e;
   }
   ctx.meter(label, cu, false);

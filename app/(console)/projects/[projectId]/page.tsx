@@ -7,6 +7,7 @@ import { ApiKeyCard } from "@/components/keys/api-key-card";
 import { KeyRevealProvider } from "@/components/keys/key-reveal";
 import { Badge } from "@/components/ui/badge";
 import { PageHeader } from "@/components/ui/page-header";
+import { CuSparkline } from "@/components/usage/cu-sparkline";
 import { listKeys } from "@/lib/keys/service";
 import { networks } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
@@ -43,6 +44,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ proje
       />
       <KeyRevealProvider projectId={project.id} primaryKey={first ? { id: first.id, name: first.name, masked: first.masked } : null}>
         <ApiKeyCard />
+        <CuSparkline projectId={project.id} />
         {example ? <CurlExample origin={origin} slug={example.slug} networkName={example.displayName} /> : null}
         <EndpointList origin={origin} networks={catalog} />
       </KeyRevealProvider>

@@ -2,7 +2,8 @@ import type { Metadata } from "next";
 import { projectAccess } from "@/components/console/project-access";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatNumber } from "@/components/ui/format";
-import { EmptyState, PageHeader } from "@/components/ui/page-header";
+import { PageHeader } from "@/components/ui/page-header";
+import { UsageDashboard } from "@/components/usage/usage-dashboard";
 import { PLANS } from "@/lib/plans";
 
 export const metadata: Metadata = { title: "Usage" };
@@ -19,7 +20,8 @@ export default async function UsagePage({ params }: { params: Promise<{ projectI
   ];
   return (
     <div className="space-y-8">
-      <PageHeader title="Usage" description="Requests and compute units (CU) used by this project's keys." />
+      <PageHeader title="Usage" description="Requests and compute units (CU) used by this project's keys, in UTC. Failed calls cost no CU." />
+      <UsageDashboard projectId={access.project.id} period={plan.period} />
       <Card aria-labelledby="plan-limits-title">
         <CardHeader titleId="plan-limits-title" title="Plan limits" description="Allowances reset at 00:00 UTC." />
         <CardBody>
@@ -33,16 +35,6 @@ export default async function UsagePage({ params }: { params: Promise<{ projectI
           </dl>
         </CardBody>
       </Card>
-      <EmptyState
-        title="Usage charts arrive soon"
-        icon={
-          <svg aria-hidden="true" viewBox="0 0 20 20" className="size-5" fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round">
-            <path d="M3.5 16.5h13M6 13.5V9M10 13.5V5.5M14 13.5v-6" />
-          </svg>
-        }
-      >
-        <p>Usage charts arrive soon; requests are already metered per minute, so the charts will include your traffic from today.</p>
-      </EmptyState>
     </div>
   );
 }

@@ -1,0 +1,301 @@
+import { z } from "zod";
+import { db } from "@/lib/db/client";
+import type { Plan } from "@/lib/db/generated/enums";
+import { AppError } from "@/lib/errors";
+import { periodStart } from "@/lib/gateway/quota";
+import { networkBySlug } from "@/lib/networks";
+import { PLANS } from "@/lib/plans";
+import { LATENCY_BUCKETS, percentile } from "./latency";
+
+/** Chart steps, in seconds. */
+export const STEPS = { "1m": 60, "5m": 300, "15m": 900, "1h": 3600, "6h": 21_600, "1d": 86_400 } as const;
+export type Step = keyof typeof STEPS;
+export const GROUP_BYS = ["endpoint", "method", "network", "key", "status"] as const;
+export type GroupBy = (typeof GROUP_BYS)[number];
+/** Most steps one query answers. */
+export const MAX_STEPS = 1500;
+
+/** Labels of the `api` column: the public API a call came through. */
+export const API_LABELS: Record<string, string> = {
+  node: "EVM JSON-RPC (/node)",
+  rpc: "Consensus RPC (/rpc)",
+  aptos: "Aptos REST (/aptos)",
+  v1: "Webhook API (/v1)",
+  "": "Not recorded",
+};
+export const STATUS_LABELS: Record<string, string> = { "2xx": "Success (2xx)", "4xx": "Client error (4xx)", "5xx": "Server error (5xx)", rpc_error: "JSON-RPC error" };
+
+/** The step a range is drawn with when none is asked for: at most a few hundred points, from the cheapest table. */
+export function stepFor(spanMs: number): Step {
+  const h = 3_600_000;
+  if (spanMs <= 3 * h) return "1m";
+  if (spanMs <= 12 * h) return "5m";
+  if (spanMs <= 48 * h) return "1h";
+  if (spanMs <= 14 * 24 * h) return "6h";
+  return "1d";
+}
+
+const time = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const ms = /^\d{1,15}$/.test(v) ? Number(v) : Date.parse(v);
+      if (Number.isNaN(ms)) {
+        ctx.addIssue({ code: "custom", message: `${name}: "${v.slice(0, 40)}" is not a date: give an ISO 8601 time (2026-01-01T00:00:00Z) or milliseconds since 1970` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const QUERY = z
+  .object({
+    from: time("from"),
+    to: time("to"),
+    step: z.enum(Object.keys(STEPS) as [Step, ...Step[]], { error: `step: use one of ${Object.keys(STEPS).join(", ")}` }).optional(),
+    groupBy: z.enum(GROUP_BYS, { error: `groupBy: use one of ${GROUP_BYS.join(", ")}` }).default("endpoint"),
+    format: z.enum(["json", "csv"], { error: "format: use json or csv" }).default("json"),
+  })
+  .strict();
+
+export interface UsageQuery {
+  from: number;
+  to: number;
+  step: Step;
+  groupBy: GroupBy;
+  format: "json" | "csv";
+}
+
+/** Validates the query string: 400 INVALID_PARAMETER or WRONG_RANGE_PARAMETER naming the parameter. */
+export function parseUsageQuery(params: Record<string, string>, now = Date.now()): UsageQuery {
+  const parsed = QUERY.safeParse(params);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const message = issue.code === "unrecognized_keys" ? `Unknown parameter ${issue.keys.map((k) => k.slice(0, 40)).join(", ")}: use from, to, step, groupBy, format` : issue.message;
+    throw new AppError("INVALID_PARAMETER", message);
+  }
+  const q = parsed.data;
+  const to = q.to ?? now;
+  const from = q.from ?? to - 24 * 3_600_000;
+  if (from >= to) throw new AppError("WRONG_RANGE_PARAMETER", "from must be earlier than to.");
+  const step = q.step ?? stepFor(to - from);
+  const steps = Math.ceil((to - from) / 1000 / STEPS[step]);
+  if (steps > MAX_STEPS) {
+    throw new AppError("WRONG_RANGE_PARAMETER", `The range holds ${steps} steps of ${step}; at most ${MAX_STEPS} are answered: use a larger step or a shorter range.`);
+  }
+  return { from, to, step, groupBy: q.groupBy, format: q.format };
+}
+
+export interface Series {
+  cu: number[];
+  requests: number[];
+  errors: number[];
+  /** Latency quantiles in ms per step, null where the step has no requests. */
+  p50: Array<number | null>;
+  p95: Array<number | null>;
+  p99: Array<number | null>;
+}
+
+export interface UsageGroup extends Series {
+  key: string;
+  label: string;
+}
+
+export interface Allowance {
+  plan: Plan;
+  label: string;
+  period: "day" | "month";
+  allowanceCu: number | null;
+  usedCu: number;
+  periodStart: string;
+  resetsAt: string;
+}
+
+export interface UsageReport {
+  from: string;
+  to: string;
+  step: Step;
+  stepSeconds: number;
+  groupBy: GroupBy;
+  /** Start of each step, ISO 8601. */
+  times: string[];
+  /** One per group that has usage in the range, most CU first. */
+  groups: UsageGroup[];
+  total: Series;
+  sums: { cu: number; requests: number; errors: number };
+  allowance: Allowance;
+}
+
+const GROUP_SQL: Record<GroupBy, string> = {
+  endpoint: "api",
+  method: "api || ':' || endpoint",
+  network: "network",
+  key: "key_id",
+  status: "status",
+};
+
+/** The table a step reads: the coarsest whose rows fit in one step. */
+function source(step: Step): { table: string; column: string } {
+  const s = STEPS[step];
+  if (s % 86_400 === 0) return { table: "usage_days", column: "day" };
+  if (s % 3600 === 0) return { table: "usage_hours", column: "hour" };
+  return { table: "usage_buckets", column: "minute" };
+}
+
+/** The step a row falls in: the row's own time when the step is the table's granularity. */
+function binSql(step: Step, column: string): string {
+  const s = STEPS[step];
+  if (s === 60 || s === 3600 || s === 86_400) return column;
+  return `to_timestamp(floor(extract(epoch FROM ${column}) / ${s}) * ${s})`;
+}
+
+interface Row {
+  bin: Date;
+  grp: string;
+  cu: bigint;
+  requests: bigint;
+  errors: bigint;
+  hist: Array<bigint | number | string>;
+}
+
+function emptySeries(n: number): Series {
+  return { cu: new Array<number>(n).fill(0), requests: new Array<number>(n).fill(0), errors: new Array<number>(n).fill(0), p50: [], p95: [], p99: [] };
+}
+
+function finish(series: Series, hists: number[][]): void {
+  series.p50 = hists.map((h) => percentile(h, 0.5));
+  series.p95 = hists.map((h) => percentile(h, 0.95));
+  series.p99 = hists.map((h) => percentile(h, 0.99));
+}
+
+async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[]): Promise<Map<string, string>> {
+  const labels = new Map<string, string>();
+  if (groupBy === "key") {
+    const rows = await db().apiKey.findMany({ where: { projectId, id: { in: keys } }, select: { id: true, name: true, start: true } });
+    for (const r of rows) labels.set(r.id, `${r.name} (${r.start}…)`);
+  }
+  for (const k of keys) {
+    if (labels.has(k)) continue;
+    if (groupBy === "endpoint") labels.set(k, API_LABELS[k] ?? k);
+    else if (groupBy === "method") {
+      const [api, ...rest] = k.split(":");
+      const name = rest.join(":");
+      labels.set(k, api ? `${name} (${api})` : name);
+    } else if (groupBy === "network") labels.set(k, networkBySlug(k)?.displayName ?? k);
+    else if (groupBy === "status") labels.set(k, STATUS_LABELS[k] ?? k);
+    else labels.set(k, `Deleted key (${k})`);
+  }
+  return labels;
+}
+
+/** Use of the plan's allowance in the current period (read from the daily rollup, as the quota check does). */
+export async function allowanceOf(projectId: string, plan: Plan, now = Date.now()): Promise<Allowance> {
+  const limits = PLANS[plan];
+  const start = periodStart(limits.period, now);
+  const d = new Date(start);
+  const resets = limits.period === "day" ? start + 86_400_000 : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  const rows = await db().$queryRaw<{ cu: bigint | null }[]>`SELECT sum(cu) AS cu FROM usage_days WHERE project_id = ${projectId} AND day >= ${new Date(start)}`;
+  return {
+    plan,
+    label: limits.label,
+    period: limits.period,
+    allowanceCu: limits.allowanceCu,
+    usedCu: Number(rows[0]?.cu ?? 0),
+    periodStart: new Date(start).toISOString(),
+    resetsAt: new Date(resets).toISOString(),
+  };
+}
+
+/** The series the usage charts draw: per step and group, empty steps as zero. */
+export async function usageReport(project: { id: string; plan: Plan }, q: UsageQuery, now = Date.now()): Promise<UsageReport> {
+  const stepMs = STEPS[q.step] * 1000;
+  const start = Math.floor(q.from / stepMs) * stepMs;
+  const end = Math.ceil(q.to / stepMs) * stepMs;
+  const n = Math.round((end - start) / stepMs);
+  const { table, column } = source(q.step);
+  const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `sum(latency_hist[${i + 1}])::bigint`).join(", ");
+  const [rows, allowance] = await Promise.all([
+    db().$queryRawUnsafe<Row[]>(
+      `SELECT ${binSql(q.step, column)} AS bin, ${GROUP_SQL[q.groupBy]} AS grp,
+              sum(cu)::bigint AS cu, sum(requests)::bigint AS requests, sum(errors)::bigint AS errors, ARRAY[${hist}] AS hist
+       FROM ${table}
+       WHERE project_id = $1 AND ${column} >= $2 AND ${column} < $3
+       GROUP BY 1, 2`,
+      project.id,
+      new Date(start),
+      new Date(end),
+    ),
+    allowanceOf(project.id, project.plan, now),
+  ]);
+
+  const total = emptySeries(n);
+  const totalHists = Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0));
+  const groups = new Map<string, { series: Series; hists: number[][]; cu: number; requests: number }>();
+  for (const r of rows) {
+    const i = Math.round((r.bin.getTime() - start) / stepMs);
+    if (i < 0 || i >= n) continue;
+    let g = groups.get(r.grp);
+    if (!g) {
+      g = { series: emptySeries(n), hists: Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0)), cu: 0, requests: 0 };
+      groups.set(r.grp, g);
+    }
+    const cu = Number(r.cu);
+    const requests = Number(r.requests);
+    const errors = Number(r.errors);
+    g.series.cu[i]! += cu;
+    g.series.requests[i]! += requests;
+    g.series.errors[i]! += errors;
+    g.cu += cu;
+    g.requests += requests;
+    total.cu[i]! += cu;
+    total.requests[i]! += requests;
+    total.errors[i]! += errors;
+    r.hist.forEach((v, k) => {
+      g.hists[i]![k]! += Number(v);
+      totalHists[i]![k]! += Number(v);
+    });
+  }
+  finish(total, totalHists);
+  const keys = [...groups.keys()];
+  const labels = await labelsFor(project.id, q.groupBy, keys);
+  const ordered = [...groups.entries()].sort((a, b) => b[1].cu - a[1].cu || b[1].requests - a[1].requests || a[0].localeCompare(b[0]));
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  return {
+    from: new Date(start).toISOString(),
+    to: new Date(end).toISOString(),
+    step: q.step,
+    stepSeconds: STEPS[q.step],
+    groupBy: q.groupBy,
+    times: Array.from({ length: n }, (_, i) => new Date(start + i * stepMs).toISOString()),
+    groups: ordered.map(([key, g]) => {
+      finish(g.series, g.hists);
+      return { key, label: labels.get(key) ?? key, ...g.series };
+    }),
+    total,
+    sums: { cu: sum(total.cu), requests: sum(total.requests), errors: sum(total.errors) },
+    allowance,
+  };
+}
+
+const csvCell = (v: string | number | null) => {
+  if (v === null) return "";
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
+/**
+ * The report as CSV: one row per step and group (zeros included), then one row per step for all
+ * groups together (group `all`), with the same numbers as the JSON answer.
+ */
+export function usageCsv(r: UsageReport): string {
+  const lines = [["time", "group", "label", "cu", "requests", "errors", "p50_ms", "p95_ms", "p99_ms"].join(",")];
+  const rows = (key: string, label: string, s: Series) => {
+    r.times.forEach((t, i) => {
+      lines.push([t, key, label, s.cu[i]!, s.requests[i]!, s.errors[i]!, s.p50[i] ?? null, s.p95[i] ?? null, s.p99[i] ?? null].map(csvCell).join(","));
+    });
+  };
+  for (const g of r.groups) rows(g.key, g.label, g);
+  rows("all", "All", r.total);
+  return lines.join("\n") + "\n";
+}
