@@ -20,6 +20,14 @@ function useRows(origin: string, n: EndpointNetwork): UrlRow[] {
   if (n.family === "consensus") {
     const url = `${origin}/rpc/${n.slug}`;
     rows.push({ label: "RPC", display: url, copy: url, copyLabel: `Copy ${n.displayName} RPC URL` });
+    const native = `${origin}/cometbft/${n.slug}`;
+    const shownKey = revealed ?? key?.masked ?? "<API_KEY>";
+    rows.push({
+      label: "CometBFT tools",
+      display: `${native}/${shownKey}`,
+      copy: revealed ? `${native}/${revealed}` : key ? async () => `${native}/${await getSecret()}` : `${native}/<API_KEY>`,
+      copyLabel: `Copy ${n.displayName} CometBFT URL with key`,
+    });
   }
   if (n.family === "evm") {
     const url = `${origin}/node/${n.slug}`;

@@ -14,7 +14,7 @@ export interface EndpointNetwork {
 export const FAMILY_TITLES: Record<Family, { title: string; description: string }> = {
   consensus: {
     title: "Consensus chain (CometBFT RPC)",
-    description: "CometBFT RPC over HTTP. Send your key in the X-API-KEY header.",
+    description: "RPC is the documented API (key in the X-API-KEY header); the CometBFT tools URL answers as a CometBFT node does, for cosmjs, explorers and relayers.",
   },
   evm: {
     title: "EVM JSON-RPC",

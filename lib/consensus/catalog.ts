@@ -114,3 +114,66 @@ export function callCu(method: ConsensusMethod, query?: Query): number {
   const events = query.conditions.filter((c) => !columnKeys.includes(c.key)).length;
   return spec.cu + spec.search.perCondition * Math.max(0, events - 1);
 }
+
+/**
+ * The native CometBFT interface (`/cometbft/<network>`): the methods of a CometBFT 0.38 node, each
+ * with its CU, its parameters in the order of CometBFT's positional form, and where the answer
+ * comes from: the index, the network's node (upstream networks; on a devnet the built-in chain
+ * answers), or the node only (writes and ABCI queries: refused on a devnet).
+ */
+export type CometbftParamType =
+  | "height"
+  | "int"
+  | "query"
+  | "bool"
+  | "order"
+  /** A 32-byte hash: base64 in JSON-RPC (as cosmjs sends it), 0x-hex in the URI form; hex accepted in both. */
+  | "hash"
+  /** Bytes (a transaction): base64 in JSON-RPC, 0x-hex or a quoted string in the URI form. */
+  | "bytes"
+  /** HexBytes (abci_query data): hex in both forms. */
+  | "hexbytes"
+  | "string";
+
+export interface CometbftSpec {
+  cu: number;
+  source: "index" | "node" | "write";
+  params: ReadonlyArray<{ name: string; type: CometbftParamType }>;
+}
+
+const P = (name: string, type: CometbftParamType) => ({ name, type });
+const nativePaging = [P("page", "int"), P("per_page", "int"), P("order_by", "order")];
+
+export const COMETBFT_ENDPOINTS = {
+  status: { cu: CONSENSUS_ENDPOINTS.status.cu, source: "node", params: [] },
+  health: { cu: 5, source: "node", params: [] },
+  net_info: { cu: CONSENSUS_ENDPOINTS.net_info.cu, source: "node", params: [] },
+  abci_info: { cu: 10, source: "node", params: [] },
+  genesis: { cu: 25, source: "node", params: [] },
+  genesis_chunked: { cu: 25, source: "node", params: [P("chunk", "int")] },
+  consensus_params: { cu: CONSENSUS_ENDPOINTS.consensus_params.cu, source: "node", params: [P("height", "height")] },
+  validators: { cu: 15, source: "node", params: [P("height", "height"), P("page", "int"), P("per_page", "int")] },
+  num_unconfirmed_txs: { cu: 5, source: "node", params: [] },
+  unconfirmed_txs: { cu: 10, source: "node", params: [P("limit", "int")] },
+  block: { cu: CONSENSUS_ENDPOINTS.block.cu, source: "index", params: [P("height", "height")] },
+  block_by_hash: { cu: CONSENSUS_ENDPOINTS.block.cu, source: "index", params: [P("hash", "hash")] },
+  header: { cu: 15, source: "index", params: [P("height", "height")] },
+  header_by_hash: { cu: 15, source: "index", params: [P("hash", "hash")] },
+  blockchain: { cu: 25, source: "index", params: [P("minHeight", "height"), P("maxHeight", "height")] },
+  commit: { cu: 20, source: "index", params: [P("height", "height")] },
+  block_results: { cu: 30, source: "index", params: [P("height", "height")] },
+  block_search: { cu: CONSENSUS_ENDPOINTS.block_search.cu, source: "index", params: [P("query", "query"), ...nativePaging] },
+  tx: { cu: CONSENSUS_ENDPOINTS.tx.cu, source: "index", params: [P("hash", "hash"), P("prove", "bool")] },
+  tx_search: { cu: CONSENSUS_ENDPOINTS.tx_search.cu, source: "index", params: [P("query", "query"), P("prove", "bool"), ...nativePaging] },
+  broadcast_tx_sync: { cu: 250, source: "write", params: [P("tx", "bytes")] },
+  broadcast_tx_async: { cu: 250, source: "write", params: [P("tx", "bytes")] },
+  broadcast_tx_commit: { cu: 500, source: "write", params: [P("tx", "bytes")] },
+  check_tx: { cu: 100, source: "write", params: [P("tx", "bytes")] },
+  abci_query: { cu: 40, source: "write", params: [P("path", "string"), P("data", "hexbytes"), P("height", "height"), P("prove", "bool")] },
+} satisfies Record<string, CometbftSpec>;
+
+export type CometbftMethod = keyof typeof COMETBFT_ENDPOINTS;
+
+export function isCometbftMethod(name: string): name is CometbftMethod {
+  return Object.hasOwn(COMETBFT_ENDPOINTS, name);
+}

@@ -558,3 +558,120 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
     expect(after.tx_search).toEqual({ requests: 2, errors: 2, cu: 0 });
   });
 });
+
+describe("the native CometBFT interface (/cometbft) on the devnet", () => {
+  const base = () => `${gw.url}/cometbft/${NET}`;
+  const post = async (body: unknown, headers: Record<string, string> = { "X-API-KEY": key }) => {
+    const res = await fetch(base(), { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
+    return { status: res.status, json: (await res.json()) as Rpc<Record<string, unknown>> & Array<Rpc<unknown>> };
+  };
+
+  it("serves cosmjs's Comet38Client (key in the path, and in X-API-KEY) with the stored values", async () => {
+    const { Comet38Client, HttpClient, toRfc3339WithNanoseconds: toRfc } = await import("@cosmjs/tendermint-rpc");
+    for (const client of [await Comet38Client.connect(`${base()}/${key}`), Comet38Client.create(new HttpClient({ url: base(), headers: { "X-API-KEY": key } }))]) {
+      const chain = devnetChain(NET, "bbn-devnet-2");
+      const status = await client.status();
+      expect(status.nodeInfo.network).toBe("bbn-devnet-2");
+      expect(status.syncInfo.latestBlockHeight).toBeGreaterThanOrEqual(BLOCKS);
+      expect(await client.health()).toBeNull();
+
+      const stored = (await db().consensusBlock.findUnique({ where: { network_height: { network: NET, height: 7n } } }))!.body as unknown as BlockResult;
+      const block = await client.block(7);
+      expect(Buffer.from(block.blockId.hash).toString("hex").toUpperCase()).toBe(stored.block_id.hash);
+      expect(block.block.header.height).toBe(7);
+      expect(block.block.header.time.toISOString()).toBe(stored.block.header.time);
+      expect(block.block.txs.map((t) => Buffer.from(t).toString("base64"))).toEqual(stored.block.data);
+      expect(block.block.lastCommit!.signatures.map((s) => [s.blockIdFlag, Buffer.from(s.signature!).toString("base64")])).toEqual(stored.block.last_commit.signatures.map((s) => [2, s.signature]));
+
+      const results = await client.blockResults(7);
+      expect(results.results).toHaveLength(TXS);
+      const txs = await db().consensusTx.findMany({ where: { network: NET, height: 7n }, orderBy: { txIndex: "asc" } });
+      expect(results.results.map((r) => r.gasUsed)).toEqual(txs.map((t) => BigInt((t.result as unknown as { gas_used: string }).gas_used)));
+      expect(results.finalizeBlockEvents.map((e) => e.type)).toContain("mint");
+
+      const tx = await client.tx({ hash: Buffer.from(txs[1]!.hash, "hex"), prove: true });
+      expect(tx).toMatchObject({ height: 7, index: 1 });
+      expect(Buffer.from(tx.tx).equals(Buffer.from(txs[1]!.raw))).toBe(true);
+      expect(Buffer.from(tx.proof!.rootHash).toString("hex").toUpperCase()).toBe(stored.block.header.data_hash);
+
+      const sender = (txs[0]!.result as unknown as { tags: Array<{ key: string; value: string }> }).tags.find((t) => t.key === "message.sender")!.value;
+      const found = await client.txSearch({ query: `message.sender = '${sender}' AND tx.height <= 10`, per_page: 100 });
+      expect(found.totalCount).toBe(found.txs.length);
+      expect(found.txs.map((t) => t.height)).toContain(7);
+
+      const blocks = await client.blockSearch({ query: "block.height >= 3 AND block.height <= 5", order_by: "asc" });
+      expect(blocks.blocks.map((b) => b.block.header.height)).toEqual([3, 4, 5]);
+      expect(blocks.totalCount).toBe(3);
+
+      const validators = await client.validators({ height: 7 });
+      expect(validators.total).toBe(4);
+      expect(validators.validators.map((v) => Buffer.from(v.address).toString("hex").toUpperCase())).toEqual(chain.validators.map((v) => v.keys.address));
+
+      const commit = await client.commit(7);
+      expect(commit.canonical).toBe(true);
+      expect(commit.header.height).toBe(7);
+      // Every signature verifies with the validator's key over CometBFT's canonical vote bytes.
+      for (const [i, s] of commit.commit.signatures.entries()) {
+        const vote = { type: 2 as const, height: "7", round: 0, block_id: stored.block_id, timestamp: toRfc(s.timestamp!), chain_id: "bbn-devnet-2" };
+        expect(verifyVote(chain.validators[i]!.keys.publicKey, vote, Buffer.from(s.signature!).toString("base64"))).toBe(true);
+      }
+      const latest = await client.commit();
+      expect(latest.canonical).toBe(false);
+
+      const chainInfo = await client.blockchain(2, 6);
+      expect(chainInfo.blockMetas.map((m) => m.header.height)).toEqual([6, 5, 4, 3, 2]);
+      expect(chainInfo.blockMetas.every((m) => m.blockSize > 0)).toBe(true);
+
+      const genesis = await client.genesis();
+      expect(genesis.chainId).toBe("bbn-devnet-2");
+      expect(genesis.validators).toHaveLength(4);
+      const info = await client.abciInfo();
+      expect(info.lastBlockHeight).toBe(status.syncInfo.latestBlockHeight);
+      client.disconnect();
+    }
+  });
+
+  it("answers the URI form with 0x-hex byte params and quoted strings, and JSON-RPC with positional params and batches", async () => {
+    const tx = (await db().consensusTx.findFirst({ where: { network: NET, height: 5n, txIndex: 0 } }))!;
+    const res = await fetch(`${base()}/tx?hash=0x${tx.hash}`, { headers: { "X-API-KEY": key } });
+    const byUri = (await res.json()) as Rpc<{ hash: string; tx_result: { events: unknown[] }; proof?: unknown }>;
+    expect(byUri.result).toMatchObject({ hash: tx.hash, height: "5", index: 0 });
+    expect(byUri.result.proof).toBeUndefined();
+    const q = await fetch(`${base()}/${key}/block_search?query=${encodeURIComponent('"block.height = 4"')}`);
+    expect(((await q.json()) as Rpc<{ total_count: string }>).result.total_count).toBe("1");
+
+    const batch = await post([
+      { jsonrpc: "2.0", id: 1, method: "block", params: ["5"] },
+      { jsonrpc: "2.0", id: 2, method: "header", params: { height: 5 } },
+      { jsonrpc: "2.0", id: 3, method: "tx", params: { hash: Buffer.from(tx.hash, "hex").toString("base64") } },
+      { jsonrpc: "2.0", id: 4, method: "nope" },
+    ]);
+    expect(batch.status).toBe(200);
+    type Loose = { block: { header: unknown; data: { txs: string[] }; last_commit: { height: string } }; hash: string };
+    const [block, header, byHash, missing] = batch.json as unknown as Array<Rpc<Loose>>;
+    expect(block!.result.block.data.txs).toHaveLength(TXS);
+    expect(block!.result.block.last_commit.height).toBe("4");
+    expect(header!.result).toEqual({ header: block!.result.block.header });
+    expect(byHash!.result.hash).toBe(tx.hash);
+    expect(missing!.error).toMatchObject({ code: -32601, message: "Method not found", data: expect.stringContaining("nope") });
+  });
+
+  it("answers CometBFT's error objects for bad params, bad queries and writes on a devnet, never a 500", async () => {
+    const one = async (method: string, params: unknown) => (await post({ jsonrpc: "2.0", id: 9, method, params })).json.error;
+    expect(await one("block", { height: "abc" })).toMatchObject({ code: -32602, message: "Invalid params", data: expect.stringContaining("error converting json params to arguments") });
+    expect(await one("tx", { hash: "not base64!" })).toMatchObject({ code: -32602, message: "Invalid params" });
+    expect(await one("block", { height: "999999" })).toEqual({ code: -32603, message: "Internal error", data: expect.stringContaining("must be less than or equal to the current blockchain height") });
+    // CometBFT's scanner takes DATE and TIME years 1900-2999 only.
+    expect(await one("tx_search", { query: "tx.date >= DATE 0013-01-03" })).toMatchObject({ code: -32603, message: "Internal error", data: expect.stringContaining("year") });
+    expect(await one("broadcast_tx_sync", { tx: Buffer.from("hi").toString("base64") })).toMatchObject({ code: -32603, message: "Internal error", data: expect.stringContaining("built-in devnet") });
+    expect(await one("validators", { page: "9" })).toMatchObject({ code: -32603, data: "page should be within [1, 1] range, given 9" });
+    const notJson = await fetch(base(), { method: "POST", headers: { "X-API-KEY": key }, body: "{" });
+    expect(notJson.status).toBe(200);
+    expect(((await notJson.json()) as Rpc<unknown>).error).toMatchObject({ code: -32700, message: "Parse error. Invalid JSON" });
+    const uri = await fetch(`${base()}/block?height=x`, { headers: { "X-API-KEY": key } });
+    expect(uri.status).toBe(200);
+    expect(((await uri.json()) as Rpc<unknown>).error).toMatchObject({ code: -32602, message: "Invalid params", data: expect.stringContaining("error converting http params to arguments") });
+    expect((await fetch(`${base()}/status`)).status).toBe(401);
+  });
+});
+

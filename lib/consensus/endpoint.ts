@@ -10,7 +10,7 @@ import { runMethod } from "./handlers";
 import { parseParams, type RawParams } from "./params";
 
 /** CometBFT gives every error a data string; results may hold stored JSON (RawJson). */
-const COMET: Dialect = { messageAsData: true, rawResults: true };
+export const COMET: Dialect = { messageAsData: true, rawResults: true };
 
 const cometError = (code: number, message: string) => new RpcError(code, message, message);
 
@@ -27,7 +27,7 @@ export const projectConcurrency = (plan: Plan): number => (plan === "FREE" ? 1 :
 
 const running = new Map<string, { active: number; waiting: Array<() => void> }>();
 
-async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, work: () => Promise<T>): Promise<T> {
+export async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, work: () => Promise<T>): Promise<T> {
   const projectId = principal.projectId;
   let slot = running.get(projectId);
   if (!slot) running.set(projectId, (slot = { active: 0, waiting: [] }));
@@ -42,7 +42,7 @@ async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, wo
   }
 }
 
-function timedOut(): RpcError {
+export function timedOut(): RpcError {
   const seconds = getEnv().PUBLIC_STATEMENT_TIMEOUT_MS / 1000;
   return internalError(
     `the query ran longer than ${seconds} s and was stopped: narrow it (a tx.height or block.height range, fewer or more selective conditions)`,
@@ -50,7 +50,7 @@ function timedOut(): RpcError {
 }
 
 /** A call the database could not serve because it is unreachable: −32002, and HTTP 503 when no other item was answered. */
-function unavailable(e: unknown): Unavailable | undefined {
+export function unavailable(e: unknown): Unavailable | undefined {
   const refusal = databaseUnavailable(e);
   return refusal && new Unavailable(refusal);
 }
@@ -148,7 +148,7 @@ function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Pr
  * since the batch began, no further call starts: each is answered with an error saying so and is
  * not metered (it did not run).
  */
-async function runBatch(calls: Array<Answer | (() => Promise<Answer>)>, ids: Id[]): Promise<Answer[]> {
+export async function runBatch(calls: Array<Answer | (() => Promise<Answer>)>, ids: Id[]): Promise<Answer[]> {
   const budgetMs = getEnv().PUBLIC_BATCH_BUDGET_MS;
   const deadline = performance.now() + budgetMs;
   const answers: Answer[] = new Array<Answer>(calls.length);

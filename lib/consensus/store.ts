@@ -3,6 +3,8 @@ import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { db, publicDb, rawPool } from "@/lib/db/client";
+import { RawJson } from "@/lib/jsonrpc/raw-json";
+import { execResultOf, nativeBlockOf, nativeOf, nativeResultsOf } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
 
@@ -156,9 +158,12 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
       if (skip.has(b.height)) continue;
       const header = b.result.block.header;
       const at = `${net}\t${b.height}\t`;
-      blockLines.add(`${at}${copyText(b.result.block_id.hash)}\t${copyText(header.time)}\t${b.txs.length}\t${copyText(JSON.stringify(b.result))}\n`);
+      const native = nativeOf(b);
+      blockLines.add(
+        `${at}${copyText(b.result.block_id.hash)}\t${copyText(header.time)}\t${b.txs.length}\t${copyText(JSON.stringify(b.result))}\t${copyText(JSON.stringify(native.block))}\t${copyText(JSON.stringify(native.results))}\n`,
+      );
       b.txs.forEach((tx, index) => {
-        txLines.add(`${at}${index}\t${copyText(tx.hash)}\t${copyBytes(tx.raw)}\t${copyText(JSON.stringify(tx.result))}\n`);
+        txLines.add(`${at}${index}\t${copyText(tx.hash)}\t${copyBytes(tx.raw)}\t${copyText(JSON.stringify(tx.result))}\t${copyText(JSON.stringify(native.execs[index] ?? null))}\n`);
         const attrs = new Map<string, Set<string>>();
         tx.result.tags.forEach((tag, ord) => {
           if (!tag.index || !indexable(tag.key, tag.value)) return;
@@ -176,8 +181,8 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
         blockAttrLines.add(`${at}${ord}\t${copyText(a.key)}\t${copyText(a.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
       });
     }
-    await copyInto(client, "consensus_blocks", "network, height, hash, time, num_txs, body", blockLines);
-    await copyInto(client, "consensus_txs", "network, height, tx_index, hash, raw, result", txLines);
+    await copyInto(client, "consensus_blocks", "network, height, hash, time, num_txs, body, native, results", blockLines);
+    await copyInto(client, "consensus_txs", "network, height, tx_index, hash, raw, result, exec_result", txLines);
     await copyInto(client, "consensus_tx_attrs", "network, height, tx_index, ord, key, value, num, time", txAttrLines);
     await copyInto(client, "consensus_block_attrs", "network, height, ord, key, value, num, time", blockAttrLines);
     // Never touch the counters' rows before the previous batch commits: it may be waiting for them.
@@ -254,6 +259,74 @@ export async function blocksTxs(network: string, heights: readonly bigint[]): Pr
     else byHeight.set(r.height, [r.raw]);
   }
   return byHeight;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The native interface's reads (CometBFT's own JSON, native.ts). Rows stored before the native
+// columns existed have them null: their native JSON is derived from the /rpc shapes.
+
+/** The lowest and highest stored heights; null when nothing is stored. */
+export async function storedRange(network: string): Promise<{ earliest: bigint; latest: bigint } | null> {
+  const [row] = await publicDb().$queryRawUnsafe<Array<{ earliest: bigint | null; latest: bigint | null }>>(
+    "SELECT (SELECT height FROM consensus_blocks WHERE network = $1 ORDER BY height ASC LIMIT 1) AS earliest, (SELECT height FROM consensus_blocks WHERE network = $1 ORDER BY height DESC LIMIT 1) AS latest",
+    network,
+  );
+  return row?.earliest != null && row.latest != null ? { earliest: row.earliest, latest: row.latest } : null;
+}
+
+/** A block's /block result as JSON text, by height or by hash; null when not stored. */
+export async function nativeBlock(network: string, at: { height: bigint } | { hash: string }): Promise<{ height: bigint; text: string } | null> {
+  const where = "height" in at ? "height = $2" : "hash = $2";
+  const [row] = await publicDb().$queryRawUnsafe<Array<{ height: bigint; native: string | null; body: string }>>(
+    `SELECT height, native::text AS native, CASE WHEN native IS NULL THEN body::text END AS body FROM consensus_blocks WHERE network = $1 AND ${where} ORDER BY height DESC LIMIT 1`,
+    network,
+    "height" in at ? at.height : at.hash,
+  );
+  if (!row) return null;
+  return { height: row.height, text: row.native ?? JSON.stringify(nativeBlockOf(JSON.parse(row.body) as BlockResult)) };
+}
+
+/** The /block results of several heights (those stored), as RawJson by height. */
+export async function nativeBlocks(network: string, heights: readonly bigint[]): Promise<Map<bigint, RawJson>> {
+  const rows = await publicDb().$queryRawUnsafe<Array<{ height: bigint; native: string | null; body: string | null }>>(
+    "SELECT height, native::text AS native, CASE WHEN native IS NULL THEN body::text END AS body FROM consensus_blocks WHERE network = $1 AND height = ANY($2::bigint[])",
+    network,
+    heights.map(String),
+  );
+  return new Map(rows.map((r) => [r.height, new RawJson(r.native ?? JSON.stringify(nativeBlockOf(JSON.parse(r.body!) as BlockResult)))]));
+}
+
+/** The ExecTxResults of txs given by (height, index), as RawJson keyed `height/index`. */
+export async function nativeExecResults(network: string, txs: ReadonlyArray<{ height: bigint; index: number }>): Promise<Map<string, RawJson>> {
+  if (txs.length === 0) return new Map();
+  const rows = await publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; exec: string | null; result: TxResult | null }>>(
+    `SELECT t.height, t.tx_index, t.exec_result::text AS exec, CASE WHEN t.exec_result IS NULL THEN t.result END AS result
+     FROM consensus_txs t JOIN unnest($2::bigint[], $3::int[]) AS k(height, tx_index) ON t.height = k.height AND t.tx_index = k.tx_index
+     WHERE t.network = $1`,
+    network,
+    txs.map((t) => t.height.toString()),
+    txs.map((t) => t.index),
+  );
+  return new Map(rows.map((r) => [`${r.height}/${r.tx_index}`, new RawJson(r.exec ?? JSON.stringify(execResultOf(r.result!)))]));
+}
+
+/** A block's /block_results result as JSON text; null when the block is not stored. */
+export async function nativeBlockResults(network: string, height: bigint): Promise<string | null> {
+  const [row] = await publicDb().$queryRawUnsafe<Array<{ results: string | null }>>(
+    "SELECT results::text AS results FROM consensus_blocks WHERE network = $1 AND height = $2",
+    network,
+    height,
+  );
+  if (!row) return null;
+  if (row.results !== null) return row.results;
+  // Derived: the txs' results, the block's indexed events, and the state after it (the next header's app_hash).
+  const [txs, attrs, next] = await Promise.all([
+    publicDb().consensusTx.findMany({ where: { network, height }, orderBy: { txIndex: "asc" }, select: { result: true } }),
+    publicDb().consensusBlockAttr.findMany({ where: { network, height }, orderBy: { ord: "asc" }, select: { key: true, value: true } }),
+    getBlock(network, height + 1n),
+  ]);
+  const execs = txs.map((t) => execResultOf(t.result as unknown as TxResult));
+  return JSON.stringify(nativeResultsOf(height, execs, attrs, next?.block.header.app_hash ?? ""));
 }
 
 export type { IngestAttr };

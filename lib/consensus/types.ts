@@ -4,6 +4,7 @@
  */
 
 import type { BlockHeader, BlockId, TxProof } from "./crypto";
+import type { NativeParts } from "./native";
 
 export type { BlockId, PartSetHeader, TxProof } from "./crypto";
 export type Header = BlockHeader;
@@ -121,4 +122,6 @@ export interface IngestBlock {
   result: BlockResult;
   txs: IngestTx[];
   blockAttrs: IngestAttr[];
+  /** The block in CometBFT's own JSON (native.ts); derived from the fields above when absent. */
+  native?: NativeParts;
 }

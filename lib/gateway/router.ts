@@ -218,7 +218,7 @@ function splitPath(url: string): string[] {
 }
 
 /**
- * The public API router: `/rpc/...`, `/node/...`, `/v1/...` and `/aptos/...`. Returns false for any other path,
+ * The public API router: `/rpc/...`, `/cometbft/...`, `/node/...`, `/v1/...` and `/aptos/...`. Returns false for any other path,
  * which the caller hands to Next.js. Every route goes through the same steps: match, CORS,
  * method, key, network, limits, handler, metering; every failure is `{ code, message }`.
  * The common case (a cached key) runs without waiting on anything but the request body.

@@ -35,7 +35,7 @@ export interface RouteMatch {
   /** Network slug (`ethereum-mainnet`), or protocol and network path segments for /v1. */
   network: { slug: string } | { protocol: string; network: string };
   endpoint: Endpoint;
-  /** Key given in the path (node endpoint only). */
+  /** Key given in the path (/node and /cometbft). */
   pathKey?: string;
 }
 
@@ -57,7 +57,7 @@ export interface OpenRoute {
 
 /** One public API family mounted at `/<prefix>/...`. */
 export interface Mount {
-  prefix: "rpc" | "node" | "v1" | "aptos";
+  prefix: "rpc" | "cometbft" | "node" | "v1" | "aptos";
   families: readonly Family[];
   /** Also take the key from `Authorization: Bearer <key>`, as Aptos clients send API keys. */
   bearerKey?: boolean;

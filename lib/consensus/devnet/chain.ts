@@ -17,6 +17,7 @@ import {
   zeroBlockId,
   type Ed25519KeyPair,
 } from "../crypto";
+import { execResultOf, nativeBlockOf, nativeResultsOf } from "../native";
 import type { BlockId, BlockResult, CommitSig, ConsensusParamsResult, Header, IngestAttr, IngestBlock, IngestTx, Tag } from "../types";
 
 /**
@@ -275,8 +276,16 @@ export function buildBlock(chain: DevnetChain, prev: PreviousBlock | null, time:
   ];
   if (height % 10n === 0n) blockAttrs.push({ key: "checkpoint.epoch", value: String(height / 10n) });
   const resultsHash = toHex(merkleRoot(txs.map((t) => utf8(`${t.result.gas_wanted}:${t.result.gas_used}`))));
-  const appHash = toHex(sha256(utf8(header.app_hash), utf8(header.data_hash)));
-  return { block: { height, result, txs, blockAttrs }, next: { height, blockId, time, appHash, resultsHash } };
+  const appHash = appHashAfter(header);
+  const execs = txs.map((t) => execResultOf(t.result));
+  // What a node answers for it: /block_results' app_hash is the state after the block.
+  const native = { block: nativeBlockOf(result), results: nativeResultsOf(height, execs, blockAttrs, appHash), execs };
+  return { block: { height, result, txs, blockAttrs, native }, next: { height, blockId, time, appHash, resultsHash } };
+}
+
+/** The devnet application's state hash after executing a block (the next block's app_hash). */
+export function appHashAfter(header: Header): string {
+  return toHex(sha256(utf8(header.app_hash), utf8(header.data_hash)));
 }
 
 export function validatorInfo(chain: DevnetChain) {

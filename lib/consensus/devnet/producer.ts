@@ -2,10 +2,10 @@ import { db } from "@/lib/db/client";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
-import { merkleRoot, sha256, toHex, utf8 } from "../crypto";
+import { merkleRoot, toHex, utf8 } from "../crypto";
 import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { BlockResult, TxResult } from "../types";
-import { buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
+import { appHashAfter, buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
 
 /** Transactions per block of the live devnet: a few, varying, sometimes none. */
 function txCountFor(height: bigint): number {
@@ -29,7 +29,7 @@ async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null | "f
     height: row.height,
     blockId: body.block_id,
     time: new Date(header.time),
-    appHash: toHex(sha256(utf8(header.app_hash), utf8(header.data_hash))),
+    appHash: appHashAfter(header),
     resultsHash: toHex(merkleRoot(results.map((r) => utf8(`${r.gas_wanted}:${r.gas_used}`)))),
   };
 }

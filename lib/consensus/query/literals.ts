@@ -98,12 +98,13 @@ interface CalendarDate {
   day: number;
 }
 
-/**
- * Year 0000 is valid RFC 3339 but PostgreSQL has no year zero and would fail
- * the whole statement, so years start at 0001.
- */
-function calendarDate(c: Cursor): CalendarDate {
-  const year = c.field(4, 1, 9999, "a year 0001-9999");
+/** Years of a query's TIME and DATE literals: CometBFT's scanner refuses any outside 1900-2999. */
+export const QUERY_YEARS = { min: 1900, max: 2999 };
+/** Years of an attribute value read as a time (PostgreSQL has no year zero). */
+const VALUE_YEARS = { min: 1, max: 9999 };
+
+function calendarDate(c: Cursor, years = QUERY_YEARS): CalendarDate {
+  const year = c.field(4, years.min, years.max, `a year ${String(years.min).padStart(4, "0")}-${years.max}`);
   c.char("-");
   const month = c.field(2, 1, 12, "a month 01-12");
   c.char("-");
@@ -135,9 +136,9 @@ export function scanDate(src: string, pos: number): LiteralScan<{ value: string;
  * (a JS Date); `text` is the literal exactly as written, which PostgreSQL reads
  * with microsecond precision.
  */
-export function scanTimestamp(src: string, pos: number): LiteralScan<{ value: Date; text: string }> {
+export function scanTimestamp(src: string, pos: number, years = QUERY_YEARS): LiteralScan<{ value: Date; text: string }> {
   return run(src, pos, (c) => {
-    const d = calendarDate(c);
+    const d = calendarDate(c, years);
     const dateOnly = c.pos >= src.length || isSpace(src[c.pos]);
     c.char("T", dateOnly ? "use DATE for a calendar date" : undefined);
     const hour = c.field(2, 0, 23, "an hour 00-23");
@@ -215,6 +216,6 @@ const TIMESTAMP_START = /^\d{4}-\d\d-\d\dT/;
 export function attributeTime(value: string): string | null {
   // Most values (addresses, amounts, actions) fail at once here, without the scanner's error.
   if (!TIMESTAMP_START.test(value)) return null;
-  const scan = scanTimestamp(value, 0);
+  const scan = scanTimestamp(value, 0, VALUE_YEARS);
   return scan.ok && scan.end === value.length ? scan.text : null;
 }

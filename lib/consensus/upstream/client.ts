@@ -34,7 +34,7 @@ function httpUrl(url: string): string {
 }
 
 /** The result of a URI-form answer; a JSON-RPC error is the node's answer, thrown as RpcError. */
-function cometResult(method: string, schema: z.ZodType) {
+function cometResult(method: string, schema: z.ZodType, keepRaw = false) {
   return (res: UpstreamResponse): unknown => {
     let envelope: unknown;
     try {
@@ -58,7 +58,7 @@ function cometResult(method: string, schema: z.ZodType) {
       const issue = parsed.error.issues[0];
       throw new NodeFailure(`malformed ${method} answer${issue ? ` at ${issue.path.join(".") || "result"}: ${issue.message}` : ""}`);
     }
-    return parsed.data;
+    return keepRaw ? { value: parsed.data as unknown, raw: result } : parsed.data;
   };
 }
 
@@ -109,6 +109,15 @@ export class CometClient {
    * node answers, UpstreamUnavailableError. Aborting `signal` rejects with its reason.
    */
   async call<S extends z.ZodType>(method: string, params: Params, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+    return (await this.request(method, params, cometResult(method, schema), signal)) as z.output<S>;
+  }
+
+  /** As call, with the result as the node sent it (every field, unparsed) beside the checked one. */
+  async callWithRaw<S extends z.ZodType>(method: string, params: Params, schema: S, signal?: AbortSignal): Promise<{ value: z.output<S>; raw: unknown }> {
+    return (await this.request(method, params, cometResult(method, schema, true), signal)) as { value: z.output<S>; raw: unknown };
+  }
+
+  private async request(method: string, params: Params, check: (res: UpstreamResponse) => unknown, signal?: AbortSignal): Promise<unknown> {
     const query = Object.entries(params)
       .filter((e): e is [string, bigint | number] => e[1] !== undefined)
       .map(([k, v]) => `${encodeURIComponent(k)}=${v}`)
@@ -120,9 +129,9 @@ export class CometClient {
         headers: { accept: "application/json" },
         retryable: true,
         signal,
-        check: cometResult(method, schema),
+        check,
       });
-      return result as z.output<S>;
+      return result;
     } catch (e) {
       if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.label(f.index, f.origin)}: ${f.reason}`));
       throw e;
@@ -139,6 +148,47 @@ export class CometClient {
 
   blockResults(height: bigint, signal?: AbortSignal) {
     return this.call("block_results", { height }, blockResultsSchema, signal);
+  }
+
+  /** /block and /block_results of a height, checked, and as the node sent them (kept for the native interface). */
+  async blockWithResults(height: bigint, signal?: AbortSignal) {
+    const [block, results] = await Promise.all([this.callWithRaw("block", { height }, cometBlockSchema, signal), this.callWithRaw("block_results", { height }, blockResultsSchema, signal)]);
+    return { block: block.value, results: results.value, raw: { block: block.raw, results: results.raw } };
+  }
+
+  /**
+   * Forwards one JSON-RPC call (named params in CometBFT's JSON) to the nodes, POSTed to the root
+   * as CometBFT takes it, and returns the node's result as it sent it; a node's JSON-RPC error is
+   * thrown as RpcError. `retryable`: may another node be asked after one failed (never for writes).
+   */
+  async forward(method: string, params: Record<string, unknown>, retryable: boolean, signal?: AbortSignal): Promise<unknown> {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+    try {
+      return await this.pool.call({
+        method: "POST",
+        headers: { accept: "application/json", "content-type": "application/json" },
+        body,
+        retryable,
+        signal,
+        check: (res) => {
+          let envelope: { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+          try {
+            envelope = JSON.parse(res.text) as typeof envelope;
+          } catch {
+            throw new NodeFailure(`HTTP ${res.status}, not a JSON-RPC answer`);
+          }
+          const error = envelope?.error;
+          if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
+            throw new RpcError(error.code, error.message, error.data);
+          }
+          if (res.status < 200 || res.status > 299 || envelope?.result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);
+          return envelope.result;
+        },
+      });
+    } catch (e) {
+      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.label(f.index, f.origin)}: ${f.reason}`));
+      throw e;
+    }
   }
 
   netInfo(signal?: AbortSignal) {

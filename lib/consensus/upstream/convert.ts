@@ -86,6 +86,8 @@ function decodeTx(tx: string, height: string, index: number): Uint8Array {
 export interface ConvertOptions {
   /** Told about inconsistencies that do not stop ingestion (a data_hash that does not match the txs). */
   warn?: (message: string) => void;
+  /** The /block and /block_results results as the node sent them: kept as the block's native JSON. */
+  raw?: { block: unknown; results: unknown };
 }
 
 /** Builds the block to store from a node's /block and /block_results of the same height. */
@@ -165,5 +167,10 @@ export function toIngestBlock(block: CometBlock, results: CometBlockResults, opt
     },
     txs,
     blockAttrs,
+    native: opts.raw && {
+      block: opts.raw.block,
+      results: opts.raw.results,
+      execs: ((opts.raw.results as { txs_results?: unknown[] | null }).txs_results ?? []).slice(),
+    },
   };
 }

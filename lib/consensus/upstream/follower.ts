@@ -104,9 +104,9 @@ export function startUpstreamFollower(network: Network, opts: FollowerOptions): 
   };
 
   const fetchBlock = async (height: bigint, signal: AbortSignal): Promise<IngestBlock> => {
-    const [block, results] = await Promise.all([client.block(height, signal), client.blockResults(height, signal)]);
+    const { block, results, raw } = await client.blockWithResults(height, signal);
     if (block.block.header.height !== height.toString()) throw new ConversionError(`asked for block ${height}, got ${block.block.header.height}`);
-    return toIngestBlock(block, results, { warn: (m) => log.warn(m) });
+    return toIngestBlock(block, results, { warn: (m) => log.warn(m), raw });
   };
 
   /** Refuses a batch that is not the continuation of what is stored. */

@@ -5,11 +5,14 @@
  * fail(true) makes it answer 500 or drop connections, stop()/start() take it off and back on
  * the same port, setCatchingUp() sets what its status reports.
  */
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { INTERNAL_ERROR, METHOD_NOT_FOUND, PARSE_ERROR } from "@/lib/jsonrpc/errors";
 import { buildBlock, devnetChain, validatorInfo, type DevnetChain, type PreviousBlock } from "../devnet/chain";
-import type { IngestAttr, IngestBlock, Tag } from "../types";
+import { abciInfo, commitFor, consensusParams, emptyMempool, genesis, genesisChunk, netInfo, nodeInfo, validatorSet } from "../devnet/node";
+import { nativeOf, type NativeBlock, type nativeResultsOf } from "../native";
+import type { IngestBlock } from "../types";
 
 type Answer = { result: unknown } | { error: { code: number; message: string; data: string } };
 
@@ -22,60 +25,14 @@ export interface StandInOptions {
 }
 
 const GENESIS_TIME = Date.UTC(2025, 0, 1);
-const P2P_PORT = 26656;
 
-/** Consecutive tags of one event type become one event, attributes in order (`a.b.c` → type a, key b.c). */
-export function tagsToEvents(tags: readonly Tag[]) {
-  const events: Array<{ type: string; attributes: Array<{ key: string; value: string; index?: boolean }> }> = [];
-  for (const tag of tags) {
-    const dot = tag.key.indexOf(".");
-    const type = dot === -1 ? tag.key : tag.key.slice(0, dot);
-    const key = dot === -1 ? "" : tag.key.slice(dot + 1);
-    // ABCI's JSON omits a false index, as every zero value.
-    const attribute = tag.index ? { key, value: tag.value, index: true } : { key, value: tag.value };
-    const last = events.at(-1);
-    if (last?.type === type) last.attributes.push(attribute);
-    else events.push({ type, attributes: [attribute] });
-  }
-  return events;
-}
-
-const indexed = (attrs: readonly IngestAttr[]): Tag[] => attrs.map((a) => ({ key: a.key, value: a.value, index: true }));
+export { tagsToEvents } from "../native";
 
 /** /block of a devnet block, in the real CometBFT shape. */
-export function toCometBlock(b: IngestBlock) {
-  const { block_id, block } = b.result;
-  const lc = block.last_commit;
-  return {
-    block_id,
-    block: {
-      header: block.header,
-      data: { txs: block.data },
-      evidence: { evidence: [] },
-      last_commit: {
-        height: String(lc.height),
-        round: lc.round,
-        block_id: lc.block_id,
-        signatures: lc.signatures.map((s) => ({ block_id_flag: 2, validator_address: s.validator_address, timestamp: s.timestamp, signature: s.signature })),
-      },
-    },
-  };
-}
+export const toCometBlock = (b: IngestBlock) => nativeOf(b).block as NativeBlock;
 
 /** /block_results of a devnet block, in the real CometBFT v0.38 shape. */
-export function toCometBlockResults(b: IngestBlock) {
-  return {
-    height: b.height.toString(),
-    txs_results:
-      b.txs.length === 0
-        ? null
-        : b.txs.map((t) => ({ log: t.result.log, gas_wanted: t.result.gas_wanted, gas_used: t.result.gas_used, events: tagsToEvents(t.result.tags) })),
-    finalize_block_events: tagsToEvents(indexed(b.blockAttrs)),
-    validator_updates: [],
-    consensus_param_updates: null,
-    app_hash: b.result.block.header.app_hash,
-  };
-}
+export const toCometBlockResults = (b: IngestBlock) => nativeOf(b).results as ReturnType<typeof nativeResultsOf>;
 
 class HeightError extends Error {}
 
@@ -91,6 +48,8 @@ export class CometStandIn {
   private catchingUp = false;
   /** Requests answered or refused, for tests that check the node was (not) asked. */
   requests = 0;
+  /** Writes and ABCI queries received, with their params as sent. */
+  readonly received: Array<{ method: string; params: Record<string, unknown> }> = [];
 
   private constructor(opts: StandInOptions) {
     this.chain = devnetChain(`stand-in/${opts.chainId}`, opts.chainId);
@@ -233,9 +192,45 @@ export class CometStandIn {
         case "block_results":
           return { result: toCometBlockResults(this.block(this.height(params.height))) };
         case "net_info":
-          return { result: this.netInfo() };
+          return { result: netInfo(this.chain) };
         case "consensus_params":
-          return { result: this.consensusParams(this.height(params.height)) };
+          return { result: consensusParams(this.height(params.height)) };
+        case "validators": {
+          const height = this.height(params.height);
+          const all = validatorSet(this.chain, height);
+          return { result: { block_height: height.toString(), validators: all, count: String(all.length), total: String(all.length) } };
+        }
+        case "commit": {
+          const height = this.height(params.height);
+          const b = this.block(height);
+          const next = this.blocks[Number(height)];
+          const commit = next ? toCometBlock(next).block.last_commit : commitFor(this.chain, height, b.result.block_id, b.result.block.header.time);
+          return { result: { signed_header: { header: toCometBlock(b).block.header, commit }, canonical: next !== undefined } };
+        }
+        case "genesis":
+          return { result: { genesis: this.genesis() } };
+        case "genesis_chunked": {
+          const chunk = genesisChunk(this.genesis(), Number(params.chunk ?? 0));
+          return typeof chunk === "string" ? { error: { code: INTERNAL_ERROR, message: "Internal error", data: chunk } } : { result: chunk };
+        }
+        case "abci_info": {
+          const latest = this.blocks.at(-1);
+          return { result: abciInfo(this.latestHeight, latest ? toCometBlockResults(latest).app_hash : "") };
+        }
+        case "num_unconfirmed_txs":
+          return { result: emptyMempool(null) };
+        case "unconfirmed_txs":
+          return { result: emptyMempool([]) };
+        case "broadcast_tx_sync":
+        case "broadcast_tx_async":
+        case "check_tx":
+          this.received.push({ method, params });
+          return method === "check_tx"
+            ? { result: { gas_wanted: "1", gas_used: "1" } }
+            : { result: { code: 0, data: "", log: "", codespace: "", hash: createHash("sha256").update(Buffer.from(String(params.tx), "base64")).digest("hex").toUpperCase() } };
+        case "abci_query":
+          this.received.push({ method, params });
+          return { result: { response: { code: 0, log: "", info: "", index: "0", key: null, value: Buffer.from(`stand-in:${String(params.path)}`).toString("base64"), proofOps: null, height: this.latestHeight.toString(), codespace: "" } } };
         default:
           return undefined;
       }
@@ -245,17 +240,8 @@ export class CometStandIn {
     }
   }
 
-  private nodeInfo(id: string) {
-    return {
-      protocol_version: { p2p: "8", block: "11", app: "0" },
-      id,
-      listen_addr: `tcp://0.0.0.0:${P2P_PORT}`,
-      network: this.chain.chainId,
-      version: "0.38.17",
-      channels: "40202122233038606100",
-      moniker: `stand-in-${id.slice(0, 6)}`,
-      other: { tx_index: "on", rpc_address: "tcp://0.0.0.0:26657" },
-    };
+  private genesis() {
+    return genesis(this.chain, new Date(GENESIS_TIME + 1000).toISOString());
   }
 
   private status() {
@@ -264,7 +250,7 @@ export class CometStandIn {
     const lh = latest?.result.block.header;
     const eh = earliest?.result.block.header;
     return {
-      node_info: this.nodeInfo(this.chain.validators[0]!.nodeId),
+      node_info: nodeInfo(this.chain, this.chain.validators[0]!.nodeId, `stand-in-${this.chain.validators[0]!.nodeId.slice(0, 6)}`),
       sync_info: {
         latest_block_hash: latest?.result.block_id.hash ?? "",
         latest_app_hash: lh?.app_hash ?? "",
@@ -277,29 +263,6 @@ export class CometStandIn {
         catching_up: this.catchingUp,
       },
       validator_info: validatorInfo(this.chain),
-    };
-  }
-
-  private netInfo() {
-    const peers = this.chain.validators.slice(1).map((v) => ({
-      node_info: this.nodeInfo(v.nodeId),
-      is_outbound: v.index % 2 === 1,
-      connection_status: { Duration: "60000000000", SendMonitor: {}, RecvMonitor: {}, Channels: [] },
-      remote_ip: `10.0.0.${v.index}`,
-    }));
-    return { listening: true, listeners: [`Listener(@tcp://0.0.0.0:${P2P_PORT})`], n_peers: String(peers.length), peers };
-  }
-
-  private consensusParams(height: bigint) {
-    return {
-      block_height: height.toString(),
-      consensus_params: {
-        block: { max_bytes: "22020096", max_gas: "-1" },
-        evidence: { max_age_num_blocks: "100000", max_age_duration: "172800000000000", max_bytes: "1048576" },
-        validator: { pub_key_types: ["ed25519"] },
-        version: { app: "0" },
-        abci: { vote_extensions_enable_height: "0" },
-      },
     };
   }
 }

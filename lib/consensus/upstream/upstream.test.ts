@@ -12,7 +12,8 @@ import { generateBlocks } from "../devnet/producer";
 import { chainHead, latestHeight } from "../store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord } from "../types";
 import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle, type FollowerOptions } from "./follower";
-import { CometStandIn } from "./stand-in";
+import { goTime } from "../native";
+import { CometStandIn, toCometBlock, toCometBlockResults } from "./stand-in";
 
 // Not used by the devnet suite (babylon-testnet), which shares this run's database.
 const SLUG = "babylon-mainnet";
@@ -121,7 +122,16 @@ describe("an upstream consensus network", () => {
   it("serves the node's blocks in the SPEC shape with the node's hashes and verifiable commits", async () => {
     for (const h of [20, 21, 57, NODE_BLOCKS]) {
       const b = await ok<BlockResult>(`block?height=${h}`);
-      expect(b).toEqual(node.block(h).result);
+      // As the node sent it: times in Go's RFC 3339 format (no trailing zeros).
+      const sent = node.block(h).result;
+      expect(b).toEqual({
+        ...sent,
+        block: {
+          ...sent.block,
+          header: { ...sent.block.header, time: goTime(sent.block.header.time) },
+          last_commit: { ...sent.block.last_commit, signatures: sent.block.last_commit.signatures.map((s) => ({ ...s, timestamp: goTime(s.timestamp) })) },
+        },
+      });
       expect(b.block_id.hash).toBe(headerHash(b.block.header));
       expect(b.block.header.data_hash).toBe(dataHash(b.block.data.map(fromBase64)));
       expect(b.block.last_commit.height).toBe(h - 1);
@@ -181,7 +191,7 @@ describe("an upstream consensus network", () => {
     const status = () => ok<StatusResult>("status");
     await waitFor("status to show the index caught up", async () => (await status()).sync_info.catching_up === false);
     const s = await status();
-    expect(s.sync_info).toMatchObject({ latest_block_height: String(NODE_BLOCKS), earliest_block_height: "20", earliest_block_hash: node.block(20).result.block_id.hash, earliest_app_hash: node.block(20).result.block.header.app_hash, earliest_block_time: node.block(20).result.block.header.time });
+    expect(s.sync_info).toMatchObject({ latest_block_height: String(NODE_BLOCKS), earliest_block_height: "20", earliest_block_hash: node.block(20).result.block_id.hash, earliest_app_hash: node.block(20).result.block.header.app_hash, earliest_block_time: goTime(node.block(20).result.block.header.time) });
     node.setCatchingUp(true);
     await waitFor("status to report the node catching up", async () => (await status()).sync_info.catching_up);
     node.setCatchingUp(false);
@@ -236,5 +246,66 @@ describe("an upstream consensus network", () => {
       await other.stop();
     }
     await expectIndexMatchesNode(20n, node.latestHeight);
+  });
+});
+
+describe("the native CometBFT interface (/cometbft) on an upstream network", () => {
+  const base = () => `${gw.url}/cometbft/${SLUG}`;
+
+  it("answers blocks and results with the JSON the node sent, byte for byte", async () => {
+    for (const h of [21, 57]) {
+      const res = await fetch(`${base()}/${key}/block?height=${h}`);
+      expect(await res.text()).toBe(`{"jsonrpc":"2.0","id":-1,"result":${JSON.stringify(toCometBlock(node.block(h)))}}`);
+      const results = await fetch(`${base()}/block_results?height=${h}`, { headers: { "X-API-KEY": key } });
+      expect(await results.text()).toBe(`{"jsonrpc":"2.0","id":-1,"result":${JSON.stringify(toCometBlockResults(node.block(h)))}}`);
+    }
+  });
+
+  it("serves cosmjs's Comet38Client from the index and the node", async () => {
+    const { Comet38Client, HttpClient } = await import("@cosmjs/tendermint-rpc");
+    for (const client of [await Comet38Client.connect(`${base()}/${key}`), Comet38Client.create(new HttpClient({ url: base(), headers: { "X-API-KEY": key } }))]) {
+      const status = await client.status();
+      expect(status.nodeInfo.network).toBe(CHAIN_ID);
+      expect(status.syncInfo.earliestBlockHeight).toBe(20);
+      expect(await client.health()).toBeNull();
+      const h = [...Array(30).keys()].map((i) => i + 30).find((x) => node.block(x).txs.length > 1)!;
+      const expected = node.block(h);
+      const block = await client.block(h);
+      expect(Buffer.from(block.blockId.hash).toString("hex").toUpperCase()).toBe(expected.result.block_id.hash);
+      expect(block.block.txs).toHaveLength(expected.txs.length);
+      const results = await client.blockResults(h);
+      expect(results.results.map((r) => r.gasUsed)).toEqual(expected.txs.map((t) => BigInt(t.result.gas_used)));
+      const tx = await client.tx({ hash: Buffer.from(expected.txs[1]!.hash, "hex") });
+      expect(tx).toMatchObject({ height: h, index: 1 });
+      const search = await client.txSearch({ query: `tx.height = ${h}` });
+      expect(search.txs.map((t) => Buffer.from(t.hash).toString("hex").toUpperCase())).toEqual(expected.txs.map((t) => t.hash));
+      const blocks = await client.blockSearch({ query: "checkpoint.epoch EXISTS AND block.height <= 40", order_by: "asc" });
+      expect(blocks.blocks.map((b) => b.block.header.height)).toEqual([20, 30, 40]);
+      const validators = await client.validators({ height: h });
+      expect(validators.validators.map((v) => Buffer.from(v.address).toString("hex").toUpperCase())).toEqual(node.chain.validators.map((v) => v.keys.address));
+      const commit = await client.commit(h);
+      expect(commit.canonical).toBe(true);
+      expect(commit.commit.signatures.map((s) => Buffer.from(s.signature!).toString("base64"))).toEqual(node.block(h + 1).result.block.last_commit.signatures.map((s) => s.signature));
+      const chain = await client.blockchain(30, 35);
+      expect(chain.blockMetas.map((m) => m.header.height)).toEqual([35, 34, 33, 32, 31, 30]);
+      expect((await client.genesis()).chainId).toBe(CHAIN_ID);
+      expect((await client.abciInfo()).lastBlockHeight).toBe(Number(node.latestHeight));
+      client.disconnect();
+    }
+  });
+
+  it("forwards writes and ABCI queries to the node", async () => {
+    const { Comet38Client } = await import("@cosmjs/tendermint-rpc");
+    const client = await Comet38Client.connect(`${base()}/${key}`);
+    const tx = Buffer.from("a signed tx");
+    const sent = await client.broadcastTxSync({ tx });
+    expect(Buffer.from(sent.hash).toString("hex").toUpperCase()).toBe(txHash(tx));
+    const query = await client.abciQuery({ path: "/store/bank/key", data: Buffer.from("k") });
+    expect(Buffer.from(query.value).toString()).toBe("stand-in:/store/bank/key");
+    expect(node.received.map((r) => [r.method, r.params])).toEqual([
+      ["broadcast_tx_sync", { tx: tx.toString("base64") }],
+      ["abci_query", { path: "/store/bank/key", data: "6B" }],
+    ]);
+    client.disconnect();
   });
 });

@@ -1,0 +1,130 @@
+/**
+ * The native CometBFT interface: `/cometbft/<protocol>-<network>` answers as a CometBFT 0.38 node
+ * does, for the tools that speak to one (cosmjs, explorers, relayers). The key is in X-API-KEY, or
+ * in the path (`/cometbft/<network>/<KEY>`), since most tools take only a URL. JSON-RPC 2.0 POST
+ * (named or positional params, batches) at the root; the URI form (GET `<root>/<method>?…`) beside it.
+ */
+import { isStatementTimeout } from "@/lib/db/client";
+import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
+import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body } from "@/lib/jsonrpc/envelope";
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, InvalidRequest, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, type Id } from "@/lib/jsonrpc/errors";
+import { callCu, COMETBFT_ENDPOINTS, isCometbftMethod, type CometbftMethod } from "../catalog";
+import { COMET, inProjectTurn, runBatch, timedOut, unavailable } from "../endpoint";
+import { runNative } from "./handlers";
+import { parseNativeParams, type Form } from "./params";
+
+/** CometBFT's messages for the standard codes; the detail goes in data. */
+const MESSAGES: Record<number, string> = {
+  [PARSE_ERROR]: "Parse error. Invalid JSON",
+  [INVALID_REQUEST]: "Invalid Request",
+  [METHOD_NOT_FOUND]: "Method not found",
+  [INVALID_PARAMS]: "Invalid params",
+  [INTERNAL_ERROR]: "Internal error",
+};
+
+/** An error as CometBFT writes it: `{ code, message: "<standard>", data: "<detail>" }`; the gateway's own codes as they are. */
+function cometError(e: RpcError): RpcError {
+  const message = MESSAGES[e.code];
+  if (message === undefined || e.message === message) return e;
+  const detail = typeof e.data === "string" && e.data !== "" ? e.data : e.message;
+  return e instanceof InvalidRequest ? new InvalidRequest(e.id, message, detail) : new RpcError(e.code, message, detail);
+}
+
+const fail = (id: Id, e: RpcError): Answer => failure(id, cometError(e));
+
+function prepare(ctx: GatewayContext, method: CometbftMethod, raw: Record<string, unknown> | unknown[], form: Form, id: Id): Answer | (() => Promise<Answer>) {
+  let cu = COMETBFT_ENDPOINTS[method].cu;
+  let params: ReturnType<typeof parseNativeParams>;
+  try {
+    params = parseNativeParams(method, raw, form);
+    // A search costs what it does on /rpc: more for each event condition after the first.
+    if (method === "tx_search" || method === "block_search") cu = callCu(method, params.parsed.query);
+    const limited = chargeItem(ctx, cu);
+    if (limited) throw limited;
+  } catch (e) {
+    if (!(e instanceof RpcError)) throw e;
+    ctx.meter(method, 0, true);
+    return fail(id, e);
+  }
+  return async () => {
+    try {
+      const result = await inProjectTurn(ctx.principal, () => runNative(method, ctx.network, params));
+      ctx.meter(method, cu, false);
+      return { jsonrpc: "2.0", id, result };
+    } catch (e) {
+      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : unavailable(e);
+      if (!error) throw e;
+      ctx.meter(method, 0, true);
+      return fail(id, error);
+    }
+  };
+}
+
+/** `GET …/<method>?…`: the URI form; the optional integer `id` is echoed (−1 when absent). */
+function uriEndpoint(method: CometbftMethod): Endpoint {
+  return {
+    methods: ["GET"],
+    async handle(ctx) {
+      const raw: Record<string, unknown> = {};
+      for (const [k, v] of ctx.url.searchParams) if (k !== "id") raw[k] = v;
+      const idText = ctx.url.searchParams.get("id");
+      const id = idText !== null && /^-?\d{1,15}$/.test(idText) ? Number(idText) : -1;
+      const call = prepare(ctx, method, raw, "uri", id);
+      return respondOne(typeof call === "function" ? await call() : call, COMET);
+    },
+  };
+}
+
+function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Promise<Answer>) {
+  const req = body.request(i);
+  if (req instanceof InvalidRequest) {
+    ctx.meter("invalid", 0, true);
+    return fail(req.id, req);
+  }
+  const id = body.id(i, req);
+  if (!isCometbftMethod(req.method)) {
+    ctx.meter("invalid", 0, true);
+    return fail(id, new RpcError(METHOD_NOT_FOUND, "Method not found", `method ${JSON.stringify(req.method.slice(0, 64))} is not served here (available: ${Object.keys(COMETBFT_ENDPOINTS).join(", ")})`));
+  }
+  return prepare(ctx, req.method, req.params ?? {}, "json", id);
+}
+
+/** `POST /cometbft/<network>[/<KEY>]`: JSON-RPC 2.0, one call or a batch. */
+const jsonRpcEndpoint: Endpoint = {
+  methods: ["POST"],
+  async handle(ctx) {
+    const body = parseBody(await ctx.body(), COMET);
+    if (body instanceof RpcError) {
+      ctx.meter("invalid", 0, true);
+      return refuseBody(cometError(body));
+    }
+    const calls: Array<Answer | (() => Promise<Answer>)> = [];
+    const ids: Id[] = [];
+    for (let i = 0; i < body.size; i++) {
+      calls.push(callOne(ctx, body, i));
+      const req = body.request(i);
+      ids.push(req instanceof InvalidRequest ? req.id : body.id(i, req));
+    }
+    return body.respond(await runBatch(calls, ids));
+  },
+};
+
+const uriEndpoints = Object.fromEntries(Object.keys(COMETBFT_ENDPOINTS).map((m) => [m, uriEndpoint(m as CometbftMethod)])) as Record<CometbftMethod, Endpoint>;
+
+/**
+ * `/cometbft/<slug>` (POST), `/cometbft/<slug>/<method>` (GET), and with the key in the path
+ * `/cometbft/<slug>/<KEY>` (POST) and `/cometbft/<slug>/<KEY>/<method>` (GET). A second segment
+ * that names a method is the method (no key is a method name).
+ */
+export const cometbftMount: Mount = {
+  prefix: "cometbft",
+  families: ["consensus"],
+  match(segments) {
+    const [slug, second, third] = segments;
+    if (slug === undefined || segments.length > 3) return undefined;
+    const network = { slug };
+    if (second === undefined) return { network, endpoint: jsonRpcEndpoint };
+    if (third === undefined) return isCometbftMethod(second) ? { network, endpoint: uriEndpoints[second] } : { network, endpoint: jsonRpcEndpoint, pathKey: second };
+    return isCometbftMethod(third) ? { network, endpoint: uriEndpoints[third], pathKey: second } : undefined;
+  },
+};

@@ -1,0 +1,204 @@
+/**
+ * CometBFT 0.38's own JSON (https://docs.cometbft.com/v0.38/rpc/) of what the index holds: the one
+ * place where the shapes /rpc serves (types.ts) and a node's JSON meet. Go's encoding rules apply:
+ * int64 and int as decimal strings, int32/uint32/enums as numbers, []byte as base64, HexBytes
+ * (hashes, addresses) as upper-case hex, times as RFC 3339 with nanoseconds and no trailing zeros,
+ * and ABCI results without their zero values (`code: 0`, an empty `log`, a false `index`).
+ *
+ * Blocks are converted once, when they are stored (store.ts insertBlocks): an upstream's blocks keep
+ * the JSON its node sent; a devnet block gets what a node would send for it.
+ */
+import { encodeBlockId, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, type BlockId, type TxProof } from "./crypto";
+import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "./types";
+
+/** BlockIDFlag of a commit signature. */
+export const BLOCK_ID_FLAG = { Absent: 1, Commit: 2, Nil: 3 } as const;
+
+export interface NativeCommitSig {
+  block_id_flag: number;
+  validator_address: string;
+  timestamp: string;
+  /** base64; null for an absent validator. */
+  signature: string | null;
+}
+
+export interface NativeCommit {
+  height: string;
+  round: number;
+  block_id: BlockId;
+  signatures: NativeCommitSig[];
+}
+
+/** The /block result. */
+export interface NativeBlock {
+  block_id: BlockId;
+  block: {
+    header: Header;
+    data: { txs: string[] };
+    evidence: { evidence: unknown[] };
+    last_commit: NativeCommit;
+  };
+}
+
+export interface NativeEvent {
+  type: string;
+  attributes: Array<{ key: string; value: string; index?: boolean }>;
+}
+
+/** ABCI ExecTxResult as JSON (zero values omitted). */
+export interface NativeExecResult {
+  code?: number;
+  data?: string;
+  log?: string;
+  info?: string;
+  gas_wanted?: string;
+  gas_used?: string;
+  events?: NativeEvent[];
+  codespace?: string;
+}
+
+/** What a block is stored with for the native interface. */
+export interface NativeParts {
+  /** The /block result. */
+  block: unknown;
+  /** The /block_results result. */
+  results: unknown;
+  /** Each tx's ExecTxResult, in block order. */
+  execs: unknown[];
+}
+
+/** A time as Go's RFC3339Nano writes it (UTC, trailing zeros of the fraction removed). */
+export const goTime = (text: string): string => formatTimestamp(parseTimestamp(text));
+
+/** Consecutive tags of one event type become one event, attributes in order (`a.b.c` → type a, key b.c). */
+export function tagsToEvents(tags: readonly Tag[]): NativeEvent[] {
+  const events: NativeEvent[] = [];
+  for (const tag of tags) {
+    const dot = tag.key.indexOf(".");
+    const type = dot === -1 ? tag.key : tag.key.slice(0, dot);
+    const key = dot === -1 ? "" : tag.key.slice(dot + 1);
+    const attribute = tag.index ? { key, value: tag.value, index: true } : { key, value: tag.value };
+    const last = events.at(-1);
+    if (last?.type === type) last.attributes.push(attribute);
+    else events.push({ type, attributes: [attribute] });
+  }
+  return events;
+}
+
+/** A stored tx result (log, gas, tags) as an ExecTxResult. */
+export function execResultOf(r: TxResult): NativeExecResult {
+  const out: NativeExecResult = {};
+  if (r.log !== "") out.log = r.log;
+  if (r.gas_wanted !== "0") out.gas_wanted = r.gas_wanted;
+  if (r.gas_used !== "0") out.gas_used = r.gas_used;
+  out.events = tagsToEvents(r.tags);
+  return out;
+}
+
+/**
+ * A stored /rpc block body in the native shape: commit signatures as block_id_flag entries (a gap
+ * in validator_index is an absent validator), times in Go's format.
+ */
+export function nativeBlockOf(body: BlockResult): NativeBlock {
+  const { header, last_commit: lc } = body.block;
+  return {
+    block_id: body.block_id,
+    block: {
+      header: { ...header, time: goTime(header.time) },
+      data: { txs: body.block.data },
+      evidence: { evidence: body.block.evidence },
+      last_commit: nativeCommitOf(BigInt(lc.height), lc.round, lc.block_id, lc.signatures),
+    },
+  };
+}
+
+/** A commit (the /rpc shape's votes) as CometBFT's Commit. */
+export function nativeCommitOf(height: bigint, round: number, blockId: BlockId, votes: readonly CommitSig[]): NativeCommit {
+  const signatures: NativeCommitSig[] = [];
+  for (const s of votes) {
+    while (signatures.length < s.validator_index) signatures.push({ block_id_flag: BLOCK_ID_FLAG.Absent, validator_address: "", timestamp: "0001-01-01T00:00:00Z", signature: null });
+    signatures.push({
+      block_id_flag: s.block_id.hash === "" ? BLOCK_ID_FLAG.Nil : BLOCK_ID_FLAG.Commit,
+      validator_address: s.validator_address,
+      timestamp: goTime(s.timestamp),
+      signature: s.signature,
+    });
+  }
+  return { height: height.toString(), round, block_id: blockId, signatures };
+}
+
+/** The /block_results of a block from its txs' results and its (indexed) block events. */
+export function nativeResultsOf(height: bigint, execs: readonly unknown[], blockAttrs: readonly IngestAttr[], appHash: string) {
+  return {
+    height: height.toString(),
+    txs_results: execs.length === 0 ? null : execs,
+    finalize_block_events: tagsToEvents(blockAttrs.map((a) => ({ key: a.key, value: a.value, index: true }))),
+    validator_updates: [],
+    consensus_param_updates: null,
+    app_hash: appHash,
+  };
+}
+
+/**
+ * The native parts of a block about to be stored: what came with it (an upstream's JSON, the
+ * devnet's), else derived from the /rpc shapes (the app hash after the block then unknown: the header's).
+ */
+export function nativeOf(b: IngestBlock): NativeParts {
+  if (b.native) return b.native;
+  const execs = b.txs.map((t: IngestTx) => execResultOf(t.result));
+  return { block: nativeBlockOf(b.result), results: nativeResultsOf(b.height, execs, b.blockAttrs, b.result.block.header.app_hash), execs };
+}
+
+/** A tx as /tx and /tx_search answer it. */
+export function nativeTx(t: { hash: string; height: string; index: number; tx: string }, exec: unknown, proof?: TxProof) {
+  const out: Record<string, unknown> = { hash: t.hash, height: t.height, index: t.index, tx_result: exec, tx: t.tx };
+  if (proof) out.proof = { root_hash: proof.RootHash, data: proof.Data, proof: proof.Proof };
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// block_size of /blockchain: the length of the block's protobuf encoding (tendermint.types.Block).
+
+const hexBytes = (hex: string) => fromHex(hex);
+
+function encodeHeader(h: Header): Uint8Array {
+  const w = new ProtoWriter()
+    .message(1, new ProtoWriter().uint64(1, parseUint64(h.version.block, "version.block")).uint64(2, parseUint64(h.version.app, "version.app")).finish())
+    .string(2, h.chain_id)
+    .int64(3, parseInt64(h.height, "height"))
+    .message(4, encodeTimestamp(parseTimestamp(h.time)))
+    .message(5, encodeBlockId(h.last_block_id));
+  const hashes = [h.last_commit_hash, h.data_hash, h.validators_hash, h.next_validators_hash, h.consensus_hash, h.app_hash, h.last_results_hash, h.evidence_hash, h.proposer_address];
+  hashes.forEach((v, i) => w.bytes(6 + i, hexBytes(v)));
+  return w.finish();
+}
+
+function encodeCommit(c: NativeCommit): Uint8Array {
+  const w = new ProtoWriter().int64(1, parseInt64(c.height, "height")).int64(2, BigInt(c.round)).message(3, encodeBlockId(c.block_id));
+  for (const s of c.signatures) {
+    const sig = new ProtoWriter()
+      .uint64(1, BigInt(s.block_id_flag))
+      .bytes(2, hexBytes(s.validator_address))
+      .message(3, encodeTimestamp(parseTimestamp(s.timestamp)))
+      .bytes(4, s.signature === null ? new Uint8Array() : fromBase64(s.signature))
+      .finish();
+    w.message(4, sig);
+  }
+  return w.finish();
+}
+
+/**
+ * The protobuf size of a block without evidence (what the devnet makes); undefined when it has
+ * evidence, whose encoding is not reproduced here.
+ */
+export function blockSize(b: NativeBlock): number | undefined {
+  if (b.block.evidence.evidence.length > 0) return undefined;
+  const data = new ProtoWriter();
+  for (const tx of b.block.data.txs) data.message(1, fromBase64(tx));
+  return new ProtoWriter()
+    .message(1, encodeHeader(b.block.header))
+    .message(2, data.finish())
+    .message(3, new Uint8Array())
+    .message(4, encodeCommit(b.block.last_commit))
+    .finish().length;
+}
