@@ -1,0 +1,200 @@
+/**
+ * The delivery state in the database: claiming due messages, and recording what each attempt gave.
+ *
+ * A claim takes due PENDING messages (nextAttemptAt ≤ now) with FOR UPDATE SKIP LOCKED, so any
+ * number of workers in any number of processes share them without a leader, and leases them: their
+ * nextAttemptAt moves to the end of the lease (the attempt's timeout plus a margin). A worker that
+ * dies mid-delivery leaves its messages to be claimed again when their lease ends; one that records
+ * an attempt checks that it still holds the lease (nextAttemptAt unchanged) before changing the
+ * message, so a message is delivered twice only when an attempt was in flight as its worker died.
+ *
+ * No statement here holds two row locks in an order another takes the other way round: a success
+ * touches its message, then (separately) its subscription; a failure locks the subscription, then
+ * its messages, as deleting a subscription does.
+ */
+import { db } from "@/lib/db/client";
+import { newId } from "@/lib/ids";
+
+/** A claimed message, with what its delivery needs from the subscription. */
+export interface ClaimedMessage {
+  id: string;
+  subscriptionId: string;
+  projectId: string;
+  network: string;
+  /** Attempts recorded so far (the one about to be made is attempts + 1). */
+  attempts: number;
+  test: boolean;
+  /** The body exactly as stored: the bytes that are sent and signed. */
+  body: string;
+  webhookUrl: string;
+  /** Encrypted `whsec_…` (lib/webhooks/signing-key.ts). */
+  signingKey: string;
+  isActive: boolean;
+  failingSince: Date | null;
+  /** The receiver host the concurrency bounds count by: the URL's authority, lower case. */
+  host: string;
+  /** End of the lease: the message's nextAttemptAt while this worker holds it. */
+  lease: Date;
+}
+
+/** The receiver host of a URL as the claim computes it in SQL (authority without credentials, lower case). */
+const HOST_SQL = String.raw`lower(substring(s.webhook_url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)'))`;
+
+export interface ClaimLimits {
+  /** Messages to claim at most. */
+  max: number;
+  /** Deliveries a host may have in flight. */
+  perHost: number;
+  /** Deliveries in flight now, by host: hosts at perHost are skipped, the others get what is left. */
+  busy: ReadonlyMap<string, number>;
+  leaseMs: number;
+  /** Only these projects' messages (tests and benchmarks sharing a database); default all. */
+  projectIds?: readonly string[];
+}
+
+/**
+ * Claims up to `max` due messages, oldest due first, at most `perHost - busy` per receiver host.
+ * Messages of hosts that are full stay for other workers or later.
+ */
+export async function claimDue(limits: ClaimLimits): Promise<ClaimedMessage[]> {
+  if (limits.max <= 0) return [];
+  const hosts = [...limits.busy.keys()];
+  const used = hosts.map((h) => limits.busy.get(h)!);
+  const full = hosts.filter((h) => limits.busy.get(h)! >= limits.perHost);
+  const lease = new Date(Date.now() + limits.leaseMs);
+  // Candidates are locked (skipping rows other workers hold), ranked per host, and only those
+  // within each host's free slots are leased; the rest are unlocked when the statement ends.
+  return db().$queryRawUnsafe<ClaimedMessage[]>(
+    `WITH locked AS (
+       SELECT m.id, m.next_attempt_at, ${HOST_SQL} AS host
+       FROM webhook_messages m JOIN webhook_subscriptions s ON s.id = m.subscription_id
+       WHERE m.status = 'PENDING' AND m.next_attempt_at <= now() AND NOT (${HOST_SQL} = ANY($4::text[]))
+         AND ($7::text[] IS NULL OR m.project_id = ANY($7::text[]))
+       ORDER BY m.next_attempt_at
+       LIMIT $1 * 2
+       FOR UPDATE OF m SKIP LOCKED
+     ), ranked AS (
+       SELECT l.id, l.host, l.next_attempt_at, row_number() OVER (PARTITION BY l.host ORDER BY l.next_attempt_at) AS rn
+       FROM locked l
+     ), chosen AS (
+       SELECT r.id, r.host FROM ranked r LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
+       WHERE r.rn <= $5 - coalesce(b.used, 0)
+       ORDER BY r.next_attempt_at
+       LIMIT $1
+     )
+     UPDATE webhook_messages m SET next_attempt_at = $6
+     FROM chosen c, webhook_subscriptions s
+     WHERE m.id = c.id AND s.id = m.subscription_id
+     RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
+       m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
+       s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease`,
+    limits.max,
+    hosts,
+    used,
+    full,
+    limits.perHost,
+    lease,
+    limits.projectIds ? [...limits.projectIds] : null,
+  );
+}
+
+/** The messages of inactive subscriptions fail without being sent (see worker.ts). */
+export async function failUnsent(messages: readonly ClaimedMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  await db().$executeRaw`
+    UPDATE webhook_messages m SET status = 'FAIL', next_attempt_at = NULL
+    FROM unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.lease)}::timestamptz[]) AS c(id, lease)
+    WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`;
+}
+
+/** What one attempt gave, for its WebhookAttempt row. */
+export interface AttemptRecord {
+  startedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  success: boolean;
+  error: string | null;
+  responseBody: string | null;
+  requestHeaders: Record<string, string>;
+}
+
+/** What a failed attempt means for the message and its subscription. */
+export type FailureOutcome =
+  /** Try again at this time. */
+  | { kind: "retry"; at: Date }
+  /** The schedule is exhausted: the message fails. */
+  | { kind: "fail" }
+  /** The receiver said 410 Gone. */
+  | { kind: "gone" };
+
+/** Reason shown for a subscription the service turned off. */
+export const GONE_REASON = (at: Date) => `The receiver answered 410 Gone on ${at.toISOString()}: deliveries stopped. Turn the webhook on again to resume.`;
+export const FAILING_REASON = (since: Date, days: number) =>
+  `Every delivery failed for ${days} days (since ${since.toISOString()}): deliveries stopped. Fix the receiver, then turn the webhook on again.`;
+
+function attemptRow(m: ClaimedMessage, a: AttemptRecord) {
+  return {
+    id: newId("att"),
+    messageId: m.id,
+    subscriptionId: m.subscriptionId,
+    projectId: m.projectId,
+    attempt: m.attempts + 1,
+    startedAt: a.startedAt,
+    durationMs: a.durationMs,
+    httpStatus: a.httpStatus,
+    success: a.success,
+    error: a.error,
+    responseBody: a.responseBody,
+    requestHeaders: a.requestHeaders,
+  };
+}
+
+/**
+ * Records a successful attempt. Answers true when this worker still held the message, which is
+ * then SUCCESS (and is to be charged); false when its lease had ended meanwhile.
+ */
+export async function recordSuccess(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
+  const [, updated] = await db().$transaction([
+    db().webhookAttempt.create({ data: attemptRow(m, a), select: { id: true } }),
+    db().webhookMessage.updateMany({
+      where: { id: m.id, status: "PENDING", nextAttemptAt: m.lease },
+      data: { status: "SUCCESS", attempts: { increment: 1 }, nextAttemptAt: null },
+    }),
+  ]);
+  // A success ends the subscription's run of failures (its own statement: see the module comment).
+  if (m.failingSince !== null) await db().webhookSubscription.updateMany({ where: { id: m.subscriptionId, failingSince: { not: null } }, data: { failingSince: null } });
+  return updated.count === 1;
+}
+
+/**
+ * Records a failed attempt and what follows: another attempt later, the message failed, or the
+ * subscription turned off (410 Gone, or failing for `deactivateAfterMs` without a success) with
+ * every pending message of it failed. Answers the subscription's deactivation reason when this
+ * attempt turned it off.
+ */
+export async function recordFailure(m: ClaimedMessage, a: AttemptRecord, outcome: FailureOutcome, deactivateAfterMs: number, now = new Date()): Promise<string | null> {
+  return db().$transaction(async (tx) => {
+    await tx.webhookAttempt.create({ data: attemptRow(m, a), select: { id: true } });
+    const [sub] = await tx.$queryRaw<{ failingSince: Date; isActive: boolean }[]>`
+      UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ${a.startedAt})
+      WHERE id = ${m.subscriptionId}
+      RETURNING failing_since AS "failingSince", is_active AS "isActive"`;
+    if (!sub) return null; // deleted meanwhile, with its messages
+    let reason: string | null = null;
+    if (sub.isActive && outcome.kind === "gone") reason = GONE_REASON(now);
+    else if (sub.isActive && now.getTime() - sub.failingSince.getTime() >= deactivateAfterMs) reason = FAILING_REASON(sub.failingSince, Math.round(deactivateAfterMs / 86_400_000));
+    const held = { id: m.id, status: "PENDING" as const, nextAttemptAt: m.lease };
+    if (reason !== null) {
+      await tx.webhookSubscription.update({ where: { id: m.subscriptionId }, data: { isActive: false, deactivatedReason: reason, deactivatedAt: now } });
+      await tx.webhookMessage.updateMany({ where: held, data: { attempts: { increment: 1 } } });
+      await tx.webhookMessage.updateMany({ where: { subscriptionId: m.subscriptionId, status: "PENDING" }, data: { status: "FAIL", nextAttemptAt: null } });
+      return reason;
+    }
+    const data =
+      outcome.kind === "retry"
+        ? { attempts: { increment: 1 }, nextAttemptAt: outcome.at }
+        : { attempts: { increment: 1 }, status: "FAIL" as const, nextAttemptAt: null };
+    await tx.webhookMessage.updateMany({ where: held, data });
+    return null;
+  });
+}

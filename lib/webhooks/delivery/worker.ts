@@ -1,0 +1,222 @@
+/**
+ * The webhook delivery worker: claims due messages (lib/webhooks/delivery/store.ts), POSTs each to
+ * its receiver signed (lib/webhooks/signing.ts), records every attempt, and schedules retries.
+ * Any number run at once, in one process or many: they share messages through their claims.
+ *
+ * - A slow or dead receiver delays no one else: at most WEBHOOK_DELIVERY_PER_HOST deliveries per
+ *   receiver host (host:port) are in flight in a process, and claims skip hosts at that bound, so the
+ *   other WEBHOOK_DELIVERY_CONCURRENCY - PER_HOST slots keep serving other receivers.
+ * - Any 2xx is a success: the message is SUCCESS, its subscription's failure run ends, and the
+ *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter.
+ * - Anything else (3xx included, no answer, a URL refused at delivery time) is retried on the
+ *   schedule (lib/webhooks/delivery/schedule.ts), later when Retry-After says so; after the last
+ *   retry the message is FAIL. 410 Gone turns the subscription off at once; so does failing
+ *   continuously for 5 days. Either way its pending messages fail, and the reason is shown.
+ * - Messages of a subscription that is off (by its owner or by the service) are not sent: they fail
+ *   when due, with no attempt recorded (nothing was sent). Test messages the owner asked for are
+ *   sent even then.
+ * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
+ *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
+ */
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import { databaseUrl, getEnv } from "@/lib/env";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
+import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
+import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
+import { HISTORY_RETENTION_DAYS, sweepWebhookHistory } from "../service";
+import { decryptSigningKey } from "../signing-key";
+import { signatureHeaders } from "../signing";
+import type { DeliveryTarget } from "../url-guard";
+import { nextAttemptAt, retryAfterMs } from "./schedule";
+import { DeliveryClient } from "./send";
+import { claimDue, failUnsent, recordFailure, recordSuccess, type ClaimedMessage, type FailureOutcome } from "./store";
+
+/** A subscription whose deliveries all failed for this long is turned off. */
+export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
+/** Added to the timeout for a claim's lease: time to resolve the host and record the attempt. */
+export const LEASE_MARGIN_MS = 30_000;
+const RETENTION_EVERY_MS = 3600_000;
+
+export interface DeliveryOptions {
+  /** Default WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Default WEBHOOK_RETRY_SCHEDULE_MS. */
+  retryScheduleMs: readonly number[];
+  /** Default WEBHOOK_DELIVERY_CONCURRENCY. */
+  concurrency: number;
+  /** Default WEBHOOK_DELIVERY_PER_HOST. */
+  perHost: number;
+  /** Default WEBHOOK_DELIVERY_POLL_MS. */
+  pollMs: number;
+  leaseMarginMs: number;
+  deactivateAfterMs: number;
+  /** Default: the process's meter (lib/usage/meter.ts). */
+  meter: UsageMeter;
+  /** Run the 30-day history sweep (one process in a cluster at a time). Default true. */
+  retention: boolean;
+  logger: Logger;
+  /** Only these projects' messages (tests and benchmarks that share a database); default all. */
+  projectIds?: readonly string[];
+  /** Default: lib/webhooks/url-guard.ts resolveDeliveryTarget with the configured policy. */
+  resolve?: (url: string) => Promise<DeliveryTarget>;
+}
+
+export interface DeliveryWorker {
+  /** Deliveries in flight now. */
+  readonly inFlight: number;
+  /** Stops claiming; waits for attempts in flight, or gives them up unrecorded with `abandon`. */
+  stop(options?: { abandon?: boolean }): Promise<void>;
+}
+
+function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
+  const env = getEnv();
+  return {
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE_MS,
+    concurrency: env.WEBHOOK_DELIVERY_CONCURRENCY,
+    perHost: env.WEBHOOK_DELIVERY_PER_HOST,
+    pollMs: env.WEBHOOK_DELIVERY_POLL_MS,
+    leaseMarginMs: LEASE_MARGIN_MS,
+    deactivateAfterMs: DEACTIVATE_AFTER_MS,
+    meter: processMeter(),
+    retention: true,
+    logger: componentLogger("webhook-delivery"),
+  };
+}
+
+export function startDelivery(overrides: Partial<DeliveryOptions> = {}): DeliveryWorker {
+  const o: DeliveryOptions = { ...defaults(), ...overrides };
+  const log = o.logger;
+  const perHost = Math.min(o.perHost, o.concurrency);
+  const client = new DeliveryClient(perHost, o.resolve);
+  const abandon = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  const busy = new Map<string, number>();
+  let slotFreed: (() => void) | undefined;
+
+  const deliver = async (m: ClaimedMessage): Promise<void> => {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const body = m.body;
+    const res = await client.send({
+      url: m.webhookUrl,
+      body,
+      headers: signatureHeaders(decryptSigningKey(m.signingKey), m.id, body, startedAt),
+      timeoutMs: o.timeoutMs,
+      signal: abandon.signal,
+    });
+    if (res.abandoned) return;
+    const success = res.httpStatus !== null && res.httpStatus >= 200 && res.httpStatus < 300;
+    const attempt = {
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+      httpStatus: res.httpStatus,
+      success,
+      error: res.error,
+      responseBody: res.responseBody,
+      requestHeaders: res.requestHeaders,
+    };
+    if (success) {
+      if (await recordSuccess(m, attempt)) {
+        o.meter.record({ projectId: m.projectId, keyId: m.subscriptionId, network: m.network, endpoint: webhookUsageLabel("delivery"), cu: WEBHOOK_DELIVERY_CU, error: false });
+      }
+      return;
+    }
+    let outcome: FailureOutcome;
+    if (res.httpStatus === 410) outcome = { kind: "gone" };
+    else {
+      const at = nextAttemptAt(o.retryScheduleMs, m.attempts + 1, Date.now(), retryAfterMs(res.retryAfter));
+      outcome = at ? { kind: "retry", at } : { kind: "fail" };
+    }
+    const reason = await recordFailure(m, attempt, outcome, o.deactivateAfterMs);
+    if (reason) log.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+  };
+
+  const dispatch = (m: ClaimedMessage) => {
+    busy.set(m.host, (busy.get(m.host) ?? 0) + 1);
+    const running: Promise<void> = deliver(m)
+      .catch((e: unknown) => {
+        // The attempt's outcome could not be recorded (the database is away): the message is
+        // claimed again when its lease ends.
+        log.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
+      })
+      .finally(() => {
+        const n = busy.get(m.host)! - 1;
+        if (n === 0) busy.delete(m.host);
+        else busy.set(m.host, n);
+        inFlight.delete(running);
+        slotFreed?.();
+      });
+    inFlight.add(running);
+  };
+
+  const waitForSlot = (signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        slotFreed = undefined;
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      slotFreed = done;
+      signal.addEventListener("abort", done, { once: true });
+    });
+
+  const worker = startWorker<null>({
+    kind: "webhook-delivery",
+    key: `${os.hostname()}:${process.pid}`,
+    logger: log,
+    init: async () => null,
+    step: async (_state, ctx) => {
+      const free = o.concurrency - inFlight.size;
+      if (free <= 0) {
+        await waitForSlot(ctx.signal);
+        return 0;
+      }
+      const claimed = await claimDue({ max: free, perHost, busy, leaseMs: o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const unsent = claimed.filter((m) => !m.isActive && !m.test);
+      await failUnsent(unsent);
+      for (const m of claimed) if (m.isActive || m.test) dispatch(m);
+      return claimed.length > 0 ? 0 : o.pollMs;
+    },
+    classify: () => ({ what: "could not claim webhook messages" }),
+  });
+
+  const retention = o.retention ? startRetention(log) : undefined;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    get inFlight() {
+      return inFlight.size;
+    },
+    stop(options = {}) {
+      stopped ??= (async () => {
+        await Promise.all([worker.stop(), retention?.stop()]);
+        if (options.abandon) abandon.abort();
+        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        await client.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Deletes history older than 30 days, hourly, in one process of the cluster (an advisory lock). */
+function startRetention(log: Logger): WorkerHandle | undefined {
+  const url = databaseUrl();
+  if (!url) return undefined;
+  return startWorker<null>({
+    kind: "webhook-retention",
+    key: "all",
+    leader: { databaseUrl: url },
+    logger: log.child({ task: "retention" }),
+    init: async () => null,
+    step: async () => {
+      const swept = await sweepWebhookHistory(new Date(Date.now() - HISTORY_RETENTION_DAYS * 86_400_000));
+      if (swept.attempts + swept.messages > 0) log.info(swept, `deleted webhook history older than ${HISTORY_RETENTION_DAYS} days`);
+      return RETENTION_EVERY_MS;
+    },
+    classify: () => ({ what: "webhook history sweep failed", level: "warn" }),
+  });
+}
