@@ -19,6 +19,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "consensus index: bulk ingestion tx/s (100k blocks × 10 txs) and tx_search/block_search p50/p99 via the real server",
     load: async () => (await import("./consensus")).consensusBench,
   },
+  "webhook-delivery": {
+    summary: "webhook delivery workers: deliveries/s to a local receiver vs bare undici POSTs to it",
+    load: async () => (await import("./webhook-delivery")).webhookDeliveryBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,

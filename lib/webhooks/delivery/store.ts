@@ -38,19 +38,53 @@ export interface ClaimedMessage {
 }
 
 /** The receiver host of a URL as the claim computes it in SQL (authority without credentials, lower case). */
-const HOST_SQL = String.raw`lower(substring(s.webhook_url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)'))`;
+const hostSql = (alias: string) => String.raw`lower(substring(${alias}.webhook_url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)'))`;
 
 export interface ClaimLimits {
   /** Messages to claim at most. */
   max: number;
   /** Deliveries a host may have in flight. */
   perHost: number;
-  /** Deliveries in flight now, by host: hosts at perHost are skipped, the others get what is left. */
+  /** Deliveries in flight now, by host: the others get what is left of perHost. */
   busy: ReadonlyMap<string, number>;
+  /** Hosts at perHost: their messages are skipped. */
+  fullHosts: readonly string[];
   leaseMs: number;
   /** Only these projects' messages (tests and benchmarks sharing a database); default all. */
   projectIds?: readonly string[];
 }
+
+/** Due messages a claim locks and looks at, at most (it leases those within their hosts' bounds). */
+const CLAIM_SCAN = 64;
+
+// Due messages are locked in index order (skipping rows other workers hold, and hosts that are
+// full), ranked per host, and only those within each host's free slots are leased; the rest are
+// unlocked when the statement ends. Skipping full hosts takes each scanned message's URL, so that
+// join is made only when some host is full.
+const claimSql = (skipHosts: boolean) => `WITH locked AS (
+       SELECT m.id, m.subscription_id, m.next_attempt_at
+       FROM webhook_messages m ${skipHosts ? "JOIN webhook_subscriptions f ON f.id = m.subscription_id" : ""}
+       WHERE m.status = 'PENDING' AND m.next_attempt_at <= now()
+         ${skipHosts ? `AND ${hostSql("f")} <> ALL($4::text[])` : "AND cardinality($4::text[]) = 0"}
+         AND ($7::text[] IS NULL OR m.project_id = ANY($7::text[]))
+       ORDER BY m.next_attempt_at
+       LIMIT least($1, ${CLAIM_SCAN})
+       FOR UPDATE OF m SKIP LOCKED
+     ), ranked AS (
+       SELECT l.id, l.next_attempt_at, h.host, row_number() OVER (PARTITION BY h.host ORDER BY l.next_attempt_at) AS rn
+       FROM locked l JOIN webhook_subscriptions s ON s.id = l.subscription_id, LATERAL (SELECT ${hostSql("s")} AS host) h
+     ), chosen AS (
+       SELECT r.id, r.host FROM ranked r LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
+       WHERE r.rn <= $5 - coalesce(b.used, 0)
+     )
+     UPDATE webhook_messages m SET next_attempt_at = $6
+     FROM chosen c, webhook_subscriptions s
+     WHERE m.id = c.id AND s.id = m.subscription_id
+     RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
+       m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
+       s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease`;
+const CLAIM = claimSql(false);
+const CLAIM_SKIPPING_HOSTS = claimSql(true);
 
 /**
  * Claims up to `max` due messages, oldest due first, at most `perHost - busy` per receiver host.
@@ -60,42 +94,9 @@ export async function claimDue(limits: ClaimLimits): Promise<ClaimedMessage[]> {
   if (limits.max <= 0) return [];
   const hosts = [...limits.busy.keys()];
   const used = hosts.map((h) => limits.busy.get(h)!);
-  const full = hosts.filter((h) => limits.busy.get(h)! >= limits.perHost);
   const lease = new Date(Date.now() + limits.leaseMs);
-  // Candidates are locked (skipping rows other workers hold), ranked per host, and only those
-  // within each host's free slots are leased; the rest are unlocked when the statement ends.
-  return db().$queryRawUnsafe<ClaimedMessage[]>(
-    `WITH locked AS (
-       SELECT m.id, m.next_attempt_at, ${HOST_SQL} AS host
-       FROM webhook_messages m JOIN webhook_subscriptions s ON s.id = m.subscription_id
-       WHERE m.status = 'PENDING' AND m.next_attempt_at <= now() AND NOT (${HOST_SQL} = ANY($4::text[]))
-         AND ($7::text[] IS NULL OR m.project_id = ANY($7::text[]))
-       ORDER BY m.next_attempt_at
-       LIMIT $1 * 2
-       FOR UPDATE OF m SKIP LOCKED
-     ), ranked AS (
-       SELECT l.id, l.host, l.next_attempt_at, row_number() OVER (PARTITION BY l.host ORDER BY l.next_attempt_at) AS rn
-       FROM locked l
-     ), chosen AS (
-       SELECT r.id, r.host FROM ranked r LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
-       WHERE r.rn <= $5 - coalesce(b.used, 0)
-       ORDER BY r.next_attempt_at
-       LIMIT $1
-     )
-     UPDATE webhook_messages m SET next_attempt_at = $6
-     FROM chosen c, webhook_subscriptions s
-     WHERE m.id = c.id AND s.id = m.subscription_id
-     RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
-       m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
-       s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease`,
-    limits.max,
-    hosts,
-    used,
-    full,
-    limits.perHost,
-    lease,
-    limits.projectIds ? [...limits.projectIds] : null,
-  );
+  const args = [limits.max, hosts, used, [...limits.fullHosts], limits.perHost, lease, limits.projectIds ? [...limits.projectIds] : null];
+  return db().$queryRawUnsafe<ClaimedMessage[]>(limits.fullHosts.length > 0 ? CLAIM_SKIPPING_HOSTS : CLAIM, ...args);
 }
 
 /** The messages of inactive subscriptions fail without being sent (see worker.ts). */
@@ -150,20 +151,30 @@ function attemptRow(m: ClaimedMessage, a: AttemptRecord) {
 }
 
 /**
- * Records a successful attempt. Answers true when this worker still held the message, which is
- * then SUCCESS (and is to be charged); false when its lease had ended meanwhile.
+ * Records successful attempts, many in one statement. Answers the ids of the messages this worker
+ * still held, which are now SUCCESS (and are to be charged); a message whose lease had ended
+ * meanwhile keeps its state (its attempt is recorded all the same).
  */
-export async function recordSuccess(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
-  const [, updated] = await db().$transaction([
-    db().webhookAttempt.create({ data: attemptRow(m, a), select: { id: true } }),
-    db().webhookMessage.updateMany({
-      where: { id: m.id, status: "PENDING", nextAttemptAt: m.lease },
-      data: { status: "SUCCESS", attempts: { increment: 1 }, nextAttemptAt: null },
-    }),
-  ]);
+export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: AttemptRecord }[]): Promise<Set<string>> {
+  if (done.length === 0) return new Set();
+  const rows = done.map(({ m, a }) => attemptRow(m, a));
+  const updated = await db().$queryRaw<{ id: string }[]>`
+    WITH attempts AS (
+      INSERT INTO webhook_attempts (id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, http_status, success, response_body, request_headers)
+      SELECT * FROM unnest(
+        ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.messageId)}::text[], ${rows.map((r) => r.subscriptionId)}::text[], ${rows.map((r) => r.projectId)}::text[],
+        ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.startedAt)}::timestamptz[], ${rows.map((r) => r.durationMs)}::int[], ${rows.map((r) => r.httpStatus)}::int[],
+        ${rows.map(() => true)}::boolean[], ${rows.map((r) => r.responseBody)}::text[], ${rows.map((r) => JSON.stringify(r.requestHeaders))}::jsonb[]
+      )
+    )
+    UPDATE webhook_messages m SET status = 'SUCCESS', attempts = m.attempts + 1, next_attempt_at = NULL
+    FROM unnest(${done.map((d) => d.m.id)}::text[], ${done.map((d) => d.m.lease)}::timestamptz[]) AS c(id, lease)
+    WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease
+    RETURNING m.id`;
   // A success ends the subscription's run of failures (its own statement: see the module comment).
-  if (m.failingSince !== null) await db().webhookSubscription.updateMany({ where: { id: m.subscriptionId, failingSince: { not: null } }, data: { failingSince: null } });
-  return updated.count === 1;
+  const failing = [...new Set(done.filter((d) => d.m.failingSince !== null).map((d) => d.m.subscriptionId))];
+  if (failing.length > 0) await db().webhookSubscription.updateMany({ where: { id: { in: failing }, failingSince: { not: null } }, data: { failingSince: null } });
+  return new Set(updated.map((u) => u.id));
 }
 
 /**

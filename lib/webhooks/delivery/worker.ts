@@ -20,6 +20,7 @@
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import { setImmediate } from "node:timers/promises";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
@@ -31,7 +32,7 @@ import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
 import { nextAttemptAt, retryAfterMs } from "./schedule";
 import { DeliveryClient } from "./send";
-import { claimDue, failUnsent, recordFailure, recordSuccess, type ClaimedMessage, type FailureOutcome } from "./store";
+import { claimDue, failUnsent, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
 
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
@@ -93,10 +94,13 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   const client = new DeliveryClient(perHost, o.resolve);
   const abandon = new AbortController();
   const inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight (waiting for the receiver) by host. */
   const busy = new Map<string, number>();
+  const successes = new SuccessRecorder();
   let slotFreed: (() => void) | undefined;
 
-  const deliver = async (m: ClaimedMessage): Promise<void> => {
+  /** One attempt; `answered` is called once the exchange with the receiver is over, before recording. */
+  const deliver = async (m: ClaimedMessage, answered: () => void): Promise<void> => {
     const startedAt = new Date();
     const t0 = performance.now();
     const body = m.body;
@@ -107,6 +111,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       timeoutMs: o.timeoutMs,
       signal: abandon.signal,
     });
+    answered();
     if (res.abandoned) return;
     const success = res.httpStatus !== null && res.httpStatus >= 200 && res.httpStatus < 300;
     const attempt = {
@@ -119,7 +124,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       requestHeaders: res.requestHeaders,
     };
     if (success) {
-      if (await recordSuccess(m, attempt)) {
+      if (await successes.add(m, attempt)) {
         o.meter.record({ projectId: m.projectId, keyId: m.subscriptionId, network: m.network, endpoint: webhookUsageLabel("delivery"), cu: WEBHOOK_DELIVERY_CU, error: false });
       }
       return;
@@ -136,25 +141,36 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
 
   const dispatch = (m: ClaimedMessage) => {
     busy.set(m.host, (busy.get(m.host) ?? 0) + 1);
-    const running: Promise<void> = deliver(m)
+    // The host's slot is free once the receiver answered; the process's, once the attempt is recorded.
+    let answered = false;
+    const releaseHost = () => {
+      if (answered) return;
+      answered = true;
+      const n = busy.get(m.host)! - 1;
+      if (n === 0) busy.delete(m.host);
+      else busy.set(m.host, n);
+      slotFreed?.();
+    };
+    const running: Promise<void> = deliver(m, releaseHost)
       .catch((e: unknown) => {
         // The attempt's outcome could not be recorded (the database is away): the message is
         // claimed again when its lease ends.
         log.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
       })
       .finally(() => {
-        const n = busy.get(m.host)! - 1;
-        if (n === 0) busy.delete(m.host);
-        else busy.set(m.host, n);
+        releaseHost();
         inFlight.delete(running);
         slotFreed?.();
       });
     inFlight.add(running);
   };
 
-  const waitForSlot = (signal: AbortSignal) =>
+  /** Resolves when a delivery ends (a slot is free), after `timeoutMs` if given, or on abort. */
+  const waitForSlot = (signal: AbortSignal, timeoutMs?: number) =>
     new Promise<void>((resolve) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(), timeoutMs);
       const done = () => {
+        clearTimeout(timer);
         slotFreed = undefined;
         signal.removeEventListener("abort", done);
         resolve();
@@ -174,11 +190,17 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
         await waitForSlot(ctx.signal);
         return 0;
       }
-      const claimed = await claimDue({ max: free, perHost, busy, leaseMs: o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const fullHosts = [...busy].filter(([, n]) => n >= perHost).map(([host]) => host);
+      const claimed = await claimDue({ max: free, perHost, busy, fullHosts, leaseMs: o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
-      return claimed.length > 0 ? 0 : o.pollMs;
+      if (claimed.length > 0) return 0;
+      // Nothing claimable: look again after the poll interval, or as soon as a delivery ends (its
+      // host may have been at its bound), letting the deliveries ending at once end together.
+      await waitForSlot(ctx.signal, o.pollMs);
+      await setImmediate();
+      return 0;
     },
     classify: () => ({ what: "could not claim webhook messages" }),
   });
@@ -200,6 +222,37 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       return stopped;
     },
   };
+}
+
+/**
+ * Successful attempts are recorded together: those that end while a write is in progress go in
+ * the next one, so the database sees one statement per batch rather than one per message.
+ */
+class SuccessRecorder {
+  private queue: { m: ClaimedMessage; a: AttemptRecord; resolve: (held: boolean) => void; reject: (e: unknown) => void }[] = [];
+  private writing = false;
+
+  /** Resolves true when the message was still this worker's and is now SUCCESS. */
+  add(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ m, a, resolve, reject });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, 1000);
+      try {
+        const held = await recordSuccesses(batch);
+        for (const b of batch) b.resolve(held.has(b.m.id));
+      } catch (e) {
+        for (const b of batch) b.reject(e);
+      }
+    }
+    this.writing = false;
+  }
 }
 
 /** Deletes history older than 30 days, hourly, in one process of the cluster (an advisory lock). */
