@@ -108,6 +108,15 @@ export async function failUnsent(messages: readonly ClaimedMessage[]): Promise<v
     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`;
 }
 
+/** Claimed messages this worker will not send (it is stopping): due again now, for another worker. */
+export async function releaseClaims(messages: readonly ClaimedMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  await db().$executeRaw`
+    UPDATE webhook_messages m SET next_attempt_at = now()
+    FROM unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.lease)}::timestamptz[]) AS c(id, lease)
+    WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`;
+}
+
 /** What one attempt gave, for its WebhookAttempt row. */
 export interface AttemptRecord {
   startedAt: Date;

@@ -32,11 +32,14 @@ import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
 import { nextAttemptAt, retryAfterMs } from "./schedule";
 import { DeliveryClient } from "./send";
-import { claimDue, failUnsent, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
+import { claimDue, failUnsent, releaseClaims, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
 
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
-/** Added to the timeout for a claim's lease: time to resolve the host and record the attempt. */
+/**
+ * A claim's lease is twice the timeout (a message may wait for one attempt to its host to end
+ * before its own) plus this: time to resolve the host and record the attempt.
+ */
 export const LEASE_MARGIN_MS = 30_000;
 const RETENTION_EVERY_MS = 3600_000;
 
@@ -94,8 +97,13 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   const client = new DeliveryClient(perHost, o.resolve);
   const abandon = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  /** Deliveries in flight (waiting for the receiver) by host. */
-  const busy = new Map<string, number>();
+  /**
+   * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
+   * waiting for one of those to end (at most perHost more: the next round is at hand without a
+   * claim, and waits at most one attempt, which the lease covers).
+   */
+  const hosts = new Map<string, { sending: number; queue: ClaimedMessage[] }>();
+  let queued = 0;
   const successes = new SuccessRecorder();
   let slotFreed: (() => void) | undefined;
 
@@ -139,16 +147,20 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     if (reason) log.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
   };
 
-  const dispatch = (m: ClaimedMessage) => {
-    busy.set(m.host, (busy.get(m.host) ?? 0) + 1);
+  const start = (m: ClaimedMessage) => {
+    const host = hosts.get(m.host)!;
+    host.sending++;
     // The host's slot is free once the receiver answered; the process's, once the attempt is recorded.
     let answered = false;
     const releaseHost = () => {
       if (answered) return;
       answered = true;
-      const n = busy.get(m.host)! - 1;
-      if (n === 0) busy.delete(m.host);
-      else busy.set(m.host, n);
+      host.sending--;
+      const next = host.queue.shift();
+      if (next) {
+        queued--;
+        start(next);
+      } else if (host.sending === 0) hosts.delete(m.host);
       slotFreed?.();
     };
     const running: Promise<void> = deliver(m, releaseHost)
@@ -164,6 +176,25 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       });
     inFlight.add(running);
   };
+
+  const dispatch = (m: ClaimedMessage) => {
+    let host = hosts.get(m.host);
+    if (!host) hosts.set(m.host, (host = { sending: 0, queue: [] }));
+    if (host.sending < perHost && !stopping) start(m);
+    else {
+      host.queue.push(m);
+      queued++;
+    }
+  };
+
+  /** Claimed messages not started yet, taken out of the queues. */
+  const takeQueued = (): ClaimedMessage[] => {
+    const out: ClaimedMessage[] = [];
+    for (const host of hosts.values()) out.push(...host.queue.splice(0));
+    queued = 0;
+    return out;
+  };
+  let stopping = false;
 
   /** Resolves when a delivery ends (a slot is free), after `timeoutMs` if given, or on abort. */
   const waitForSlot = (signal: AbortSignal, timeoutMs?: number) =>
@@ -185,13 +216,14 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     logger: log,
     init: async () => null,
     step: async (_state, ctx) => {
-      const free = o.concurrency - inFlight.size;
+      const free = o.concurrency - inFlight.size - queued;
       if (free <= 0) {
         await waitForSlot(ctx.signal);
         return 0;
       }
-      const fullHosts = [...busy].filter(([, n]) => n >= perHost).map(([host]) => host);
-      const claimed = await claimDue({ max: free, perHost, busy, fullHosts, leaseMs: o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
+      const fullHosts = [...held].filter(([, n]) => n >= 2 * perHost).map(([h]) => h);
+      const claimed = await claimDue({ max: free, perHost: 2 * perHost, busy: held, fullHosts, leaseMs: 2 * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
@@ -215,7 +247,13 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     stop(options = {}) {
       stopped ??= (async () => {
         await Promise.all([worker.stop(), retention?.stop()]);
+        stopping = true;
         if (options.abandon) abandon.abort();
+        else {
+          // Claimed but not started: due again at once, for another worker.
+          await releaseClaims(takeQueued()).catch((e: unknown) => log.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
+        }
+        takeQueued();
         while (inFlight.size > 0) await Promise.all([...inFlight]);
         await client.close();
       })();
