@@ -27,6 +27,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
     load: async () => (await import("./usage")).usageBench,
   },
+  "webhook-delivery": {
+    summary: "webhook delivery workers: deliveries/s to a local receiver vs bare undici POSTs to it",
+    load: async () => (await import("./webhook-delivery")).webhookDeliveryBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,
