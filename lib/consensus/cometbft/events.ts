@@ -141,13 +141,24 @@ export class BlockFeed {
 
   constructor(private readonly databaseUrl: () => string) {}
 
-  /** Adds a listener; resolves once notifications are being received. */
+  /** Adds a listener; resolves once notifications are being received (rejects when the database cannot be reached). */
   async add(network: string, listener: BlockListener): Promise<void> {
     let set = this.listeners.get(network);
     if (!set) this.listeners.set(network, (set = new Set()));
     set.add(listener);
-    this.ready ??= this.connect();
-    await this.ready;
+    if (!this.ready) {
+      const first = this.connect();
+      this.ready = first;
+      first.catch(() => {
+        if (this.ready === first) this.ready = undefined;
+      });
+    }
+    try {
+      await this.ready;
+    } catch (e) {
+      this.remove(network, listener);
+      throw e;
+    }
   }
 
   remove(network: string, listener: BlockListener): void {
@@ -166,18 +177,18 @@ export class BlockFeed {
     c?.end().catch(() => undefined);
   }
 
+  /** Opens the listening connection; a connection lost once up is opened again every RECONNECT_MS while anyone listens. */
   private connect(): Promise<void> {
     const c = new Client({ connectionString: this.databaseUrl(), application_name: `blockgate cometbft events (pid ${process.pid})` });
     this.client = c;
+    let up = false;
     const lost = (e: unknown) => {
       if (this.client !== c) return;
-      this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "the block notifications connection was lost; reconnecting (blocks stored meanwhile are not sent)");
-      c.end().catch(() => undefined);
       this.client = undefined;
-      this.retry = setTimeout(() => {
-        this.retry = undefined;
-        if (this.listeners.size > 0 && !this.client) this.ready = this.connect().catch((err: unknown) => lost(err));
-      }, RECONNECT_MS);
+      c.end().catch(() => undefined);
+      if (!up) return;
+      this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "the block notifications connection was lost; reconnecting (blocks stored meanwhile are not sent)");
+      this.reconnect();
     };
     c.on("notification", (msg) => {
       if (msg.channel === BLOCKS_STORED_CHANNEL && msg.payload) this.stored(msg.payload);
@@ -185,9 +196,29 @@ export class BlockFeed {
     c.on("error", lost);
     c.on("end", () => lost(new Error("the connection was closed")));
     return (async () => {
-      await c.connect();
-      await c.query(`LISTEN ${BLOCKS_STORED_CHANNEL}`);
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${BLOCKS_STORED_CHANNEL}`);
+        up = true;
+      } catch (e) {
+        lost(e);
+        throw e;
+      }
     })();
+  }
+
+  private reconnect(): void {
+    if (this.retry !== undefined || this.listeners.size === 0) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.listeners.size === 0 || this.client) return;
+      const again = this.connect();
+      this.ready = again;
+      again.catch(() => {
+        if (this.ready === again) this.ready = undefined;
+        this.reconnect();
+      });
+    }, RECONNECT_MS);
   }
 
   private stored(payload: string): void {
