@@ -253,6 +253,24 @@ describe("limits", () => {
     }
   });
 
+  it("refuses a key's connection past its limit with 429, and closes a connection on an oversized message with 1009", async () => {
+    const own = await createTestProject("CometBFT WS connections", "ENTERPRISE");
+    const limit = SOCKET_LIMITS.connectionsPerKey;
+    SOCKET_LIMITS.connectionsPerKey = 2;
+    const open = [await connect(`${wsBase(live)}/${own.apiKey}/websocket`), await connect(`${wsBase(live)}/${own.apiKey}/websocket`)];
+    try {
+      const third = await refusedUpgrade(`${wsBase(live)}/${own.apiKey}/websocket`);
+      expect(third.status).toBe(429);
+      expect(third.body.code).toBe("TOO_MANY_REQUESTS");
+      const closed = new Promise<number>((resolve) => open[0]!.ws.once("close", (code) => resolve(code)));
+      open[0]!.ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "status", params: { pad: "x".repeat(SOCKET_LIMITS.maxMessageBytes) } }));
+      expect(await closed).toBe(1009);
+    } finally {
+      SOCKET_LIMITS.connectionsPerKey = limit;
+      for (const c of open) c.ws.close();
+    }
+  });
+
   it("drops a subscriber that does not read its events with CometBFT's error", async () => {
     const c = await connect(`${wsBase(bulk)}/${key}/websocket`);
     const limit = SOCKET_LIMITS.sendBufferBytes;
