@@ -82,7 +82,10 @@ class Connection {
   ) {
     ws.on("message", (data: RawData, isBinary) => {
       if (isBinary) return;
-      void this.message(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]));
+      this.message(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)])).catch((e: unknown) => {
+        log.error({ err: e, requestId: ctx.requestId }, "a WebSocket message failed");
+        this.send(stringifyWithRaw(failure(null, internal("the message could not be answered"))));
+      });
     });
     ws.on("pong", () => (this.alive = true));
     ws.on("close", () => this.closed());
