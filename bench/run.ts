@@ -35,6 +35,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,
   },
+  "cometbft-ws": {
+    summary: "native CometBFT WebSocket fan-out: 1,000 NewBlock subscribers, block stored → first/last event p50/p99, server memory per subscriber",
+    load: async () => (await import("./cometbft-ws")).cometbftWsBench,
+  },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",
     load: async () => (await import("./webhook-matching")).webhookMatchingBench,
