@@ -77,9 +77,9 @@ function clip(s: string): string {
   return t.length > 80 ? `${t.slice(0, 80)}…` : t;
 }
 
-function entries(kind: string, normalize: (s: string) => { value: string } | { error: string }) {
+function entries(kind: string, plural: string, normalize: (s: string) => { value: string } | { error: string }) {
   return z
-    .array(z.string({ error: `each ${kind} must be a string` }).max(300, `an ${kind} is at most 300 characters`), { error: `${kind}s must be a list` })
+    .array(z.string({ error: `each ${kind} must be a string` }).max(300, `an ${kind} is at most 300 characters`), { error: `${plural} must be a list` })
     .transform((list, ctx) => {
       const out: string[] = [];
       for (const raw of list) {
@@ -92,7 +92,7 @@ function entries(kind: string, normalize: (s: string) => { value: string } | { e
         if (!out.includes(r.value)) out.push(r.value);
       }
       if (out.length > MAX_ALLOWLIST_ENTRIES) {
-        ctx.addIssue({ code: "custom", message: `A key allows at most ${MAX_ALLOWLIST_ENTRIES} ${kind}s; ${out.length} were given.` });
+        ctx.addIssue({ code: "custom", message: `A key allows at most ${MAX_ALLOWLIST_ENTRIES} ${plural}; ${out.length} were given.` });
         return z.NEVER;
       }
       return out;
@@ -101,8 +101,8 @@ function entries(kind: string, normalize: (s: string) => { value: string } | { e
 
 /** A key's allowlists as the console API and the Keys page send them; blank lines are ignored, duplicates kept once. */
 export const allowlistSchema = z.object({
-  origins: entries("origin", normalizeOrigin),
-  ips: entries("address", normalizeAddress),
+  origins: entries("origin", "origins", normalizeOrigin),
+  ips: entries("address", "addresses", normalizeAddress),
 });
 export type AllowlistInput = z.input<typeof allowlistSchema>;
 
