@@ -54,6 +54,7 @@ export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item
         </th>
         <td className="px-3 py-3.5 text-muted">
           <DateCell value={item.createdAt} />
+          {item.resetAt ? <span className="mt-1 block text-xs whitespace-nowrap">Reset {formatDate(item.resetAt)}</span> : null}
         </td>
         <td className="px-3 py-3.5 text-muted" data-testid="key-last-used">
           {item.lastUsedAt ? <DateCell value={item.lastUsedAt} /> : "Never"}
