@@ -113,7 +113,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function refused(reason: KeyRefusal): AppError {
-  return new AppError("AUTHENTICATION_FAILED", reason === "MALFORMED" ? "The API key is invalid." : "The API key is invalid or has been reset.");
+  return new AppError(
+    "AUTHENTICATION_FAILED",
+    reason === "MALFORMED" ? "The API key is invalid." : reason === "REVOKED" ? "The API key has been revoked." : "The API key is invalid or has been reset.",
+  );
 }
 
 /** The key of `Authorization: Bearer <key>`, when the header has that form. */
@@ -249,7 +252,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
-  const clientOf = (req: IncomingMessage) => clientKey(socketClientIp(req, options.trustedProxyHops ?? 0));
+  const clientIpOf = (req: IncomingMessage) => socketClientIp(req, options.trustedProxyHops ?? 0);
+  const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
 
   const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string) => {
     const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
@@ -285,6 +289,13 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
+    if (principal.allow) {
+      const refusal = principal.allow.refusal(req.headers.origin, () => clientIpOf(req));
+      if (refusal !== undefined) {
+        ctx.meter("rejected", 0, true, 403);
+        throw new AppError("PERMISSION_DENIED", refusal);
+      }
+    }
     const quota = shared.quota.check(principal.projectId, principal.plan);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
     done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));
