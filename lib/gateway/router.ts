@@ -289,16 +289,19 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    if (principal.allow) {
-      const refusal = principal.allow.refusal(req.headers.origin, () => clientIpOf(req));
-      if (refusal !== undefined) {
-        ctx.meter("rejected", 0, true, 403);
-        throw new AppError("PERMISSION_DENIED", refusal);
-      }
-    }
+    checkAllowlist(req, principal, ctx);
     const quota = shared.quota.check(principal.projectId, principal.plan);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
     done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));
+  }
+
+  /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED, metered as `rejected` at 0 CU. */
+  function checkAllowlist(req: IncomingMessage, principal: KeyPrincipal, ctx: { meter: RequestContext["meter"] }): void {
+    if (!principal.allow) return;
+    const refusal = principal.allow.refusal(req.headers.origin, () => clientIpOf(req));
+    if (refusal === undefined) return;
+    ctx.meter("rejected", 0, true, 403);
+    throw new AppError("PERMISSION_DENIED", refusal);
   }
 
   /**
@@ -393,6 +396,12 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!route) throw new AppError("WRONG_ENDPOINT", `There is no WebSocket endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
       const accept = (principal: KeyPrincipal) => {
         const network = resolveNetwork(mount, route);
+        try {
+          checkAllowlist(req, principal, new RequestContext(req, requestId, network, principal, shared, mount.prefix));
+        } catch (e) {
+          refuse(e, principal.projectId);
+          return;
+        }
         const ctx: SocketContext = {
           req,
           requestId,
