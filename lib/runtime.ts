@@ -16,6 +16,7 @@ import { networks, type Network } from "@/lib/networks";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
+import { requestLog } from "@/lib/usage/request-log";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 
 export interface ServiceOptions {
@@ -76,10 +77,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
   const usage = meter();
+  const requests = requestLog();
   const shutdown = async () => {
     try {
       await http?.close();
       await usage.stop();
+      await requests.stop();
       for (const s of stops.reverse()) await s().catch((e: unknown) => log.error({ err: e }, "a part failed to stop"));
       await nextApp?.close().catch(() => undefined);
       await disconnectDb();
@@ -132,10 +135,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
+      requests.start(env.USAGE_FLUSH_MS);
       http = await startHttpServer({
         host: env.HOST,
         port: env.PORT,
         meter: usage,
+        requestLog: requests,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       });
