@@ -35,7 +35,7 @@ export interface RequestLogEntry {
 
 // Keys of Blockgate (bg_ + base58) and anything of that shape, whatever the prefix: an excerpt cut
 // through a key still hides what remains of it (4 characters after the prefix are enough to mask).
-const KEY_LIKE = /\bbg_[1-9A-HJ-NP-Za-km-z]{4,}/g;
+const KEY_LIKE = /bg_[1-9A-HJ-NP-Za-km-z]{4,}/g;
 // Values of JSON fields or query parameters whose name says they hold a secret.
 const SECRET_FIELD = /("(?:[\w-]*(?:api[_-]?key|secret|token|password|passwd|authorization|auth)[\w-]*)"\s*:\s*")((?:[^"\\]|\\.)*)(")/gi;
 const SECRET_PARAM = /([?&](?:[\w-]*(?:api[_-]?key|secret|token|password|auth)[\w-]*)=)([^&#\s]*)/gi;
