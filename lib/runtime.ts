@@ -135,12 +135,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
-      requests.start(env.USAGE_FLUSH_MS);
+      if (env.REQUEST_LOG === "on") requests.start(env.USAGE_FLUSH_MS);
       http = await startHttpServer({
         host: env.HOST,
         port: env.PORT,
         meter: usage,
-        requestLog: requests,
+        requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       });
