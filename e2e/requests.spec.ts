@@ -35,7 +35,7 @@ test("a call sent from the playground appears in the request log, with its detai
   await page.keyboard.press("Enter");
   const details = page.getByRole("region", { name: "Request details" });
   await expect(details).toBeVisible();
-  await expect(details.getByText("Params")).toBeVisible();
+  await expect(details.getByRole("heading", { name: "Params" })).toBeVisible();
   await expect(details.locator("pre").nth(1)).toContainText(/"method":\s*"eth_chainId"/);
   await expect(details.locator("pre").nth(2)).toContainText(/"result"/);
   const shown = await details.textContent();

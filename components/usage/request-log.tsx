@@ -72,7 +72,7 @@ function Details({ projectId, id, onClose }: { projectId: string; id: string; on
       ]
     : [];
   return (
-    <Card aria-labelledby="request-details-title" className="lg:sticky lg:top-4">
+    <Card aria-labelledby="request-details-title" className="xl:sticky xl:top-4">
       <CardHeader
         titleId="request-details-title"
         as="h3"
@@ -214,7 +214,7 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
         </p>
       ) : null}
 
-      <div className={selected ? "grid items-start gap-4 lg:grid-cols-[minmax(0,1fr)_24rem]" : ""}>
+      <div className={selected ? "grid items-start gap-4 xl:grid-cols-[minmax(0,1fr)_24rem]" : ""}>
         {!rows ? (
           q.isError ? null : <Skeleton className="h-72 w-full" />
         ) : rows.length === 0 ? (
