@@ -75,6 +75,8 @@ const schema = z.object({
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
   KEY_CACHE_TTL_MS: integer(0, 60_000, 5000),
   USAGE_FLUSH_MS: integer(50, 60_000, 1000),
+  /** The console's request log (the last 1,000 requests per project, and recent traffic): on or off. */
+  REQUEST_LOG: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   EVM_BLOCK_TIME_S: integer(1, 60, 2),
   EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),

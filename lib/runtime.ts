@@ -16,6 +16,7 @@ import { networks, type Network } from "@/lib/networks";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
+import { requestLog } from "@/lib/usage/request-log";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
 
@@ -78,10 +79,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
   const usage = meter();
+  const requests = requestLog();
   const shutdown = async () => {
     try {
       await http?.close();
       await usage.stop();
+      await requests.stop();
       for (const s of stops.reverse()) await s().catch((e: unknown) => log.error({ err: e }, "a part failed to stop"));
       // What the workers metered as they stopped (webhook deliveries finishing).
       await usage.stop();
@@ -140,10 +143,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
+      if (env.REQUEST_LOG === "on") requests.start(env.USAGE_FLUSH_MS);
       http = await startHttpServer({
         host: env.HOST,
         port: env.PORT,
         meter: usage,
+        requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       });

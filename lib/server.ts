@@ -7,6 +7,7 @@ import { createGateway } from "@/lib/gateway/router";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
 import type { UsageMeter } from "@/lib/usage/meter";
+import type { RequestLog } from "@/lib/usage/request-log";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -14,6 +15,8 @@ export interface HttpServerOptions {
   host: string;
   port: number;
   meter: UsageMeter;
+  /** Where authenticated requests are logged for the console's request log (none: not logged). */
+  requestLog?: RequestLog;
   /** Next.js request handler for everything that is not a public API path. */
   next?: NextHandler;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
@@ -43,7 +46,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops });
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

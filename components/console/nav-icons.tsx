@@ -7,6 +7,11 @@ const Icon = ({ children }: { children: ReactNode }) => (
 );
 
 export const icons = {
+  requests: (
+    <Icon>
+      <path d="M4 5.5h12M4 10h12M4 14.5h7" />
+    </Icon>
+  ),
   overview: (
     <Icon>
       <rect x="3" y="3" width="6" height="6" rx="1.2" />

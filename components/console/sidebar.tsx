@@ -21,6 +21,7 @@ const SECTIONS = [
   { segment: "playground", label: "Playground", icon: icons.playground },
   { segment: "webhooks", label: "Webhooks", icon: icons.webhooks },
   { segment: "usage", label: "Usage", icon: icons.usage },
+  { segment: "requests", label: "Requests", icon: icons.requests },
   { segment: "keys", label: "Keys", icon: icons.keys },
   { segment: "settings", label: "Settings", icon: icons.settings },
 ] as const;

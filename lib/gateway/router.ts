@@ -7,7 +7,8 @@ import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
-import { statusClass, type UsageMeter } from "@/lib/usage/meter";
+import { statusClass, type StatusClass, type UsageMeter } from "@/lib/usage/meter";
+import { EXCERPT_CHARS, type RequestLog } from "@/lib/usage/request-log";
 import { RateLimiter } from "./limits";
 import { QuotaTracker } from "./quota";
 import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch, SocketContext } from "./types";
@@ -27,6 +28,8 @@ export const FAILED_AUTH_LIMIT: BucketLimit = { burst: 30, refillMs: 200 };
 export interface GatewayOptions {
   mounts: readonly Mount[];
   meter: UsageMeter;
+  /** Where each authenticated request is logged for the console (none: not logged). */
+  requestLog?: RequestLog;
   /** Default: the "gateway" component logger. */
   logger?: Logger;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
@@ -61,12 +64,13 @@ function flushOutbox(): void {
   }
 }
 
-function send(res: ServerResponse, requestId: string, response: GatewayResponse): void {
+/** Queues the answer; returns the body as sent. */
+function send(res: ServerResponse, requestId: string, response: GatewayResponse): string | Buffer {
   if (response.status === 204) {
     // No Content (JSON-RPC notifications): neither a body nor its headers.
     const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSE_HEADERS, "X-Request-Id": requestId, ...response.headers };
     if (outbox.push({ res, status: 204, headers, body: "" }) === 1) setImmediate(flushOutbox);
-    return;
+    return "";
   }
   const body = typeof response.body === "string" || Buffer.isBuffer(response.body) ? response.body : JSON.stringify(response.body);
   const headers: Record<string, string | number> = {
@@ -78,6 +82,7 @@ function send(res: ServerResponse, requestId: string, response: GatewayResponse)
   };
   if (response.headers) Object.assign(headers, response.headers);
   if (outbox.push({ res, status: response.status, headers, body }) === 1) setImmediate(flushOutbox);
+  return body;
 }
 
 function sendError(res: ServerResponse, requestId: string, error: AppError): void {
@@ -156,6 +161,14 @@ interface Shared {
   limiter: RateLimiter;
   quota: QuotaTracker;
   meter: UsageMeter;
+  requestLog: RequestLog | undefined;
+}
+
+/** The first EXCERPT_CHARS characters (and a little more, for masking) of a body. */
+function excerpt(body: string | Buffer | undefined): string {
+  if (body === undefined) return "";
+  const max = EXCERPT_CHARS + 64;
+  return typeof body === "string" ? (body.length > max ? body.slice(0, max) : body) : body.toString("utf8", 0, Math.min(body.length, max));
 }
 
 /** What a handler gets; methods live on the prototype so a request allocates no closures. */
@@ -163,6 +176,12 @@ class RequestContext implements GatewayContext {
   metered = false;
   private parsedUrl: URL | undefined;
   private readonly started = performance.now();
+  // What the request log needs of the metered calls.
+  private calls = 0;
+  private cuTotal = 0;
+  private endpoint = "rejected";
+  private rpcError = false;
+  private requestBody: Buffer | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -178,7 +197,9 @@ class RequestContext implements GatewayContext {
   }
 
   body(limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
-    return readBody(this.req, limit);
+    const read = readBody(this.req, limit);
+    if (this.shared.requestLog) read.then((b) => (this.requestBody = b), () => undefined);
+    return read;
   }
 
   charge(cu: number): void {
@@ -190,6 +211,9 @@ class RequestContext implements GatewayContext {
     const p = this.principal;
     if (!error) this.shared.quota.add(p.projectId, cu);
     const status = !error ? "2xx" : httpStatus === undefined ? "rpc_error" : statusClass(httpStatus);
+    if (++this.calls === 1) this.endpoint = endpoint;
+    if (!error) this.cuTotal += cu;
+    if (status === "rpc_error") this.rpcError = true;
     this.shared.meter.record({
       projectId: p.projectId,
       keyId: p.keyId,
@@ -200,6 +224,31 @@ class RequestContext implements GatewayContext {
       cu: error ? 0 : cu,
       error,
       latencyMs: performance.now() - this.started,
+    });
+  }
+
+  /** Logs the finished request (its answer queued with `status` and `body`). */
+  finished(status: number, body: string | Buffer | undefined): void {
+    const log = this.shared.requestLog;
+    if (!log) return;
+    const p = this.principal;
+    const cls: StatusClass = status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx";
+    log.record({
+      projectId: p.projectId,
+      keyId: p.keyId,
+      requestId: this.requestId,
+      at: Date.now(),
+      api: this.api,
+      network: this.network.slug,
+      method: this.calls > 1 ? "batch" : this.endpoint,
+      calls: Math.max(this.calls, 1),
+      status,
+      statusClass: cls,
+      latencyMs: performance.now() - this.started,
+      cu: this.cuTotal,
+      path: `${this.req.method ?? "GET"} ${this.req.url ?? "/"}`,
+      params: excerpt(this.requestBody),
+      result: excerpt(body),
     });
   }
 }
@@ -248,21 +297,22 @@ function splitPath(url: string): string[] {
  */
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
+  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter, requestLog: options.requestLog };
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
   const clientIpOf = (req: IncomingMessage) => socketClientIp(req, options.trustedProxyHops ?? 0);
   const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
 
-  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string) => {
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string): AppError => {
     const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
     if (res.headersSent) {
       res.destroy();
-      return;
+      return error;
     }
     req.resume();
     sendError(res, requestId, error);
+    return error;
   };
 
   async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch) {
@@ -275,7 +325,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
-    send(res, ctx.requestId, response);
+    const body = send(res, ctx.requestId, response);
+    ctx.finished(response.status, body);
   }
 
   function serveOpen(req: IncomingMessage, res: ServerResponse, requestId: string, route: OpenRoute) {
@@ -292,7 +343,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     checkAllowlist(req, principal, ctx);
     const quota = shared.quota.check(principal.projectId, principal.plan);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
-    done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));
+    done.catch((e: unknown) => {
+      const error = fail(req, res, requestId, e, principal.projectId);
+      if (shared.requestLog) ctx.finished(error.status, JSON.stringify(error.toJSON()));
+    });
   }
 
   /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED, metered as `rejected` at 0 CU. */

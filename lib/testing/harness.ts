@@ -11,6 +11,7 @@ import { databaseUrl, getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
+import { RequestLog } from "@/lib/usage/request-log";
 import { freePort } from "./ports";
 
 /** Points this test process at the run's PostgreSQL and gives it throwaway secrets. */
@@ -29,22 +30,26 @@ export async function connectTestDatabase(): Promise<string> {
 export interface TestGateway {
   url: string;
   meter: UsageMeter;
+  requestLog: RequestLog;
   server: RunningServer;
   stop(): Promise<void>;
 }
 
-/** The public API server on a free port (no Next.js), with its own meter. */
+/** The public API server on a free port (no Next.js), with its own meter and request log (flushed by the test). */
 export async function startTestGateway(options: { trustedProxyHops?: number } = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, trustedProxyHops: options.trustedProxyHops });
+  const requestLog = new RequestLog();
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, trustedProxyHops: options.trustedProxyHops });
   return {
     url: server.url,
     meter,
+    requestLog,
     server,
     async stop() {
       await server.close();
       await meter.stop();
+      await requestLog.stop();
       await disconnectDb();
     },
   };

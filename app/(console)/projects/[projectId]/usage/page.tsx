@@ -3,6 +3,7 @@ import { projectAccess } from "@/components/console/project-access";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
+import { RecentTraffic } from "@/components/usage/recent-traffic";
 import { UsageDashboard } from "@/components/usage/usage-dashboard";
 import { PLANS } from "@/lib/plans";
 
@@ -21,6 +22,7 @@ export default async function UsagePage({ params }: { params: Promise<{ projectI
   return (
     <div className="space-y-8">
       <PageHeader title="Usage" description="Requests and compute units (CU) used by this project's keys, in UTC. Failed calls cost no CU." />
+      <RecentTraffic projectId={access.project.id} />
       <UsageDashboard projectId={access.project.id} period={plan.period} />
       <Card aria-labelledby="plan-limits-title">
         <CardHeader titleId="plan-limits-title" title="Plan limits" description="Allowances reset at 00:00 UTC." />

@@ -1,0 +1,273 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useEffect, useId, useRef, useState } from "react";
+import { api, errorMessage } from "@/components/api-client";
+import { Badge, type BadgeTone } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { formatDateTime, formatNumber } from "@/components/ui/format";
+import { Input, Select } from "@/components/ui/input";
+import { Label } from "@/components/ui/label";
+import { EmptyState } from "@/components/ui/page-header";
+import { Skeleton } from "@/components/ui/skeleton";
+import { formatClock, formatMs, INTERFACE_LABELS, LIVE_REFRESH_MS, STATUS_FILTERS, type RequestDetails, type RequestRow } from "./requests-data";
+
+interface Filters {
+  interface: string;
+  network: string;
+  status: string;
+  method: string;
+}
+
+const EMPTY: Filters = { interface: "", network: "", status: "", method: "" };
+
+function statusTone(r: RequestRow): BadgeTone {
+  return r.statusClass === "2xx" ? "success" : r.statusClass === "rpc_error" ? "warn" : "danger";
+}
+
+function StatusBadge({ row }: { row: RequestRow }) {
+  return <Badge tone={statusTone(row)}>{row.statusClass === "rpc_error" ? `${row.status} · JSON-RPC error` : row.status}</Badge>;
+}
+
+function query(f: Filters): string {
+  const p = new URLSearchParams({ limit: "1000" });
+  for (const [k, v] of Object.entries(f)) if (v) p.set(k, v);
+  return p.toString();
+}
+
+function Excerpt({ title, text }: { title: string; text: string }) {
+  return (
+    <div className="space-y-1">
+      <h4 className="text-xs font-medium text-muted">{title}</h4>
+      {text ? (
+        <pre className="max-h-64 overflow-auto rounded-md border border-line bg-subtle p-3 font-mono text-xs break-all whitespace-pre-wrap text-fg">{text}</pre>
+      ) : (
+        <p className="text-sm text-muted">None.</p>
+      )}
+    </div>
+  );
+}
+
+function Details({ projectId, id, onClose }: { projectId: string; id: string; onClose: () => void }) {
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const q = useQuery({
+    queryKey: ["request", projectId, id],
+    queryFn: ({ signal }) => api<RequestDetails>(`/api/projects/${projectId}/requests/${id}`, { signal }),
+    staleTime: Infinity,
+  });
+  useEffect(() => headingRef.current?.focus(), [id]);
+  const d = q.data;
+  const fields: Array<[string, React.ReactNode]> = d
+    ? [
+        ["Time", `${formatDateTime(d.at)} (${formatClock(d.at)})`],
+        ["Interface", INTERFACE_LABELS[d.interface] ?? d.interface],
+        ["Network", d.network],
+        ["Method", d.calls > 1 ? `batch of ${d.calls} calls` : d.method],
+        ["Status", <StatusBadge key="s" row={d} />],
+        ["Latency", formatMs(d.latencyMs)],
+        ["CU", formatNumber(d.cu)],
+        ["Key", d.keyName ?? "Deleted key"],
+        ["Request id", <code key="r" className="font-mono text-xs">{d.requestId}</code>],
+      ]
+    : [];
+  return (
+    <Card aria-labelledby="request-details-title" className="xl:sticky xl:top-4">
+      <CardHeader
+        titleId="request-details-title"
+        as="h3"
+        title={
+          <span ref={headingRef} tabIndex={-1} className="outline-none">
+            Request details
+          </span>
+        }
+        description="Excerpts are the first 2 KB, with API keys and secret-looking values masked."
+        actions={
+          <Button variant="ghost" size="sm" onClick={onClose} aria-label="Close request details">
+            Close
+          </Button>
+        }
+      />
+      <CardBody className="space-y-4">
+        {q.isError ? (
+          <p role="alert" className="text-sm text-danger-text">
+            {errorMessage(q.error)}
+          </p>
+        ) : !d ? (
+          <Skeleton className="h-48 w-full" />
+        ) : (
+          <>
+            <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1.5 text-sm">
+              {fields.map(([k, v]) => (
+                <div key={k} className="contents">
+                  <dt className="text-muted">{k}</dt>
+                  <dd className="min-w-0 break-all text-fg">{v}</dd>
+                </div>
+              ))}
+            </dl>
+            <Excerpt title="Request" text={d.path} />
+            <Excerpt title="Params" text={d.params} />
+            <Excerpt title="Result" text={d.result} />
+          </>
+        )}
+      </CardBody>
+    </Card>
+  );
+}
+
+/** The project's last 1,000 requests, filterable, refreshed live; a row opens its details. */
+export function RequestLogView({ projectId, networks }: { projectId: string; networks: Array<{ slug: string; label: string }> }) {
+  const [filters, setFilters] = useState<Filters>(EMPTY);
+  const [method, setMethod] = useState("");
+  const [selected, setSelected] = useState<string | null>(null);
+  const ids = { iface: useId(), network: useId(), status: useId(), method: useId() };
+  const q = useQuery({
+    queryKey: ["requests", projectId, filters],
+    queryFn: ({ signal }) => api<{ requests: RequestRow[] }>(`/api/projects/${projectId}/requests?${query(filters)}`, { signal }),
+    refetchInterval: LIVE_REFRESH_MS,
+    placeholderData: keepPreviousData,
+  });
+
+  useEffect(() => {
+    if (!selected) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setSelected(null);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [selected]);
+
+  const set = (k: keyof Filters) => (e: React.ChangeEvent<HTMLSelectElement>) => setFilters((f) => ({ ...f, [k]: e.target.value }));
+  const rows = q.data?.requests;
+  const filtered = Object.values(filters).some(Boolean);
+
+  return (
+    <div className="space-y-4">
+      <form
+        aria-label="Filter requests"
+        className="grid gap-3 sm:grid-cols-2 lg:grid-cols-5"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilters((f) => ({ ...f, method: method.trim() }));
+        }}
+      >
+        <div className="space-y-1.5">
+          <Label htmlFor={ids.iface}>Interface</Label>
+          <Select id={ids.iface} value={filters.interface} onChange={set("interface")}>
+            <option value="">All interfaces</option>
+            {Object.entries(INTERFACE_LABELS).map(([id, label]) => (
+              <option key={id} value={id}>
+                {label}
+              </option>
+            ))}
+          </Select>
+        </div>
+        <div className="space-y-1.5">
+          <Label htmlFor={ids.network}>Network</Label>
+          <Select id={ids.network} value={filters.network} onChange={set("network")}>
+            <option value="">All networks</option>
+            {networks.map((n) => (
+              <option key={n.slug} value={n.slug}>
+                {n.label}
+              </option>
+            ))}
+          </Select>
+        </div>
+        <div className="space-y-1.5">
+          <Label htmlFor={ids.status}>Status</Label>
+          <Select id={ids.status} value={filters.status} onChange={set("status")}>
+            <option value="">Any status</option>
+            {STATUS_FILTERS.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.label}
+              </option>
+            ))}
+          </Select>
+        </div>
+        <div className="space-y-1.5">
+          <Label htmlFor={ids.method}>Method</Label>
+          <Input id={ids.method} value={method} placeholder="eth_call" onChange={(e) => setMethod(e.target.value)} onBlur={() => setFilters((f) => ({ ...f, method: method.trim() }))} />
+        </div>
+        <div className="flex items-end gap-2">
+          <Button type="submit" variant="secondary">
+            Apply
+          </Button>
+          {filtered ? (
+            <Button
+              type="button"
+              variant="ghost"
+              onClick={() => {
+                setMethod("");
+                setFilters(EMPTY);
+              }}
+            >
+              Clear
+            </Button>
+          ) : null}
+        </div>
+      </form>
+
+      {q.isError ? (
+        <p role="alert" className="text-sm text-danger-text">
+          {rows ? "The last refresh failed; showing the previous rows. " : "The request log could not be loaded: "}
+          {errorMessage(q.error)}
+        </p>
+      ) : null}
+
+      <div className={selected ? "grid items-start gap-4 xl:grid-cols-[minmax(0,1fr)_24rem]" : ""}>
+        {!rows ? (
+          q.isError ? null : <Skeleton className="h-72 w-full" />
+        ) : rows.length === 0 ? (
+          <EmptyState title={filtered ? "No requests match these filters" : "No requests yet"}>
+            {filtered ? "Change or clear the filters." : "Requests made with this project's keys appear here within a few seconds. Try one from the Playground."}
+          </EmptyState>
+        ) : (
+          <div className="overflow-x-auto rounded-lg border border-line bg-surface">
+            <table className="w-full text-sm">
+              <caption className="sr-only">Last requests of this project, newest first. Choose a row to see its params and result.</caption>
+              <thead>
+                <tr className="text-xs text-muted">
+                  {["Time (UTC)", "Interface", "Network", "Method", "Status", "Latency", "CU", "Key"].map((h) => (
+                    <th key={h} scope="col" className="px-3 py-2 text-left font-medium whitespace-nowrap">
+                      {h}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((r) => (
+                  <tr key={r.id} className={r.id === selected ? "border-t border-line bg-accent-soft" : "border-t border-line hover:bg-subtle"} onClick={() => setSelected(r.id)}>
+                    <td className="px-3 py-1.5 whitespace-nowrap">
+                      <button
+                        type="button"
+                        className="rounded font-mono text-xs text-accent-text underline-offset-2 hover:underline"
+                        aria-label={`Details of ${r.method} at ${formatClock(r.at)}`}
+                        aria-pressed={r.id === selected}
+                        onClick={(e) => {
+                          e.stopPropagation();
+                          setSelected(r.id);
+                        }}
+                      >
+                        {formatClock(r.at)}
+                      </button>
+                    </td>
+                    <td className="px-3 py-1.5 whitespace-nowrap">{r.interface}</td>
+                    <td className="px-3 py-1.5 whitespace-nowrap">{r.network}</td>
+                    <td className="px-3 py-1.5 font-mono text-xs">{r.calls > 1 ? `batch (${r.calls})` : r.method}</td>
+                    <td className="px-3 py-1.5">
+                      <StatusBadge row={r} />
+                    </td>
+                    <td className="px-3 py-1.5 text-right tabular-nums whitespace-nowrap">{formatMs(r.latencyMs)}</td>
+                    <td className="px-3 py-1.5 text-right tabular-nums">{formatNumber(r.cu)}</td>
+                    <td className="px-3 py-1.5 whitespace-nowrap">{r.keyName ?? "Deleted key"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {selected ? <Details projectId={projectId} id={selected} onClose={() => setSelected(null)} /> : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,66 @@
+/** Shapes of GET /api/projects/<id>/requests and /traffic (lib/usage/requests.ts), for the console. */
+
+export const INTERFACE_LABELS: Record<string, string> = {
+  node: "EVM JSON-RPC (/node)",
+  rpc: "Consensus RPC (/rpc)",
+  cometbft: "CometBFT (/cometbft)",
+  aptos: "Aptos REST (/aptos)",
+  v1: "Webhook API (/v1)",
+};
+
+export const STATUS_FILTERS: Array<{ id: string; label: string }> = [
+  { id: "2xx", label: "Success (2xx)" },
+  { id: "failed", label: "Any failure" },
+  { id: "4xx", label: "Client error (4xx)" },
+  { id: "5xx", label: "Server error (5xx)" },
+  { id: "rpc_error", label: "JSON-RPC error" },
+];
+
+export interface RequestRow {
+  id: string;
+  requestId: string;
+  at: string;
+  interface: string;
+  network: string;
+  method: string;
+  calls: number;
+  status: number;
+  statusClass: string;
+  latencyMs: number;
+  cu: number;
+  keyId: string;
+  keyName: string | null;
+}
+
+export interface RequestDetails extends RequestRow {
+  path: string;
+  params: string;
+  result: string;
+}
+
+export interface TrafficStats {
+  requests: number;
+  failed: number;
+  latency: { avg: number | null; median: number | null; min: number | null; max: number | null };
+}
+
+export interface TrafficSummary {
+  from: string;
+  to: string;
+  total: TrafficStats;
+  interfaces: Record<string, TrafficStats>;
+  complete: boolean;
+  coveredFrom: string;
+}
+
+/** How often the live views ask for fresh rows. */
+export const LIVE_REFRESH_MS = 3000;
+
+export const formatMs = (ms: number | null) => (ms === null ? "—" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`);
+
+/** "14:05:09.123" in UTC. */
+export function formatClock(iso: string): string {
+  const d = new Date(iso);
+  const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
+}
