@@ -8,12 +8,12 @@ import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
 import { statusClass, type UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
-import { QuotaTracker } from "./quota";
+import { QuotaTracker, RATE_LIMIT_HEADERS } from "./quota";
 import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "./types";
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
+const EXPOSE_HEADERS = ["X-Request-Id", "Retry-After", ...RATE_LIMIT_HEADERS].join(", ");
 
 /**
  * Unknown keys that cost a database lookup, per client address (IPv6: per /64): 30 at once, then
@@ -30,6 +30,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
   trustedProxyHops?: number;
+  /** Wall-clock milliseconds for the plan allowance's periods (default Date.now; tests move it across a reset). */
+  now?: () => number;
 }
 
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -76,8 +78,8 @@ function send(res: ServerResponse, requestId: string, response: GatewayResponse)
   if (outbox.push({ res, status: response.status, headers, body }) === 1) setImmediate(flushOutbox);
 }
 
-function sendError(res: ServerResponse, requestId: string, error: AppError): void {
-  send(res, requestId, { status: error.status, body: error.toJSON(), headers: error.headers });
+function sendError(res: ServerResponse, requestId: string, error: AppError, extra?: Record<string, string>): void {
+  send(res, requestId, { status: error.status, body: error.toJSON(), headers: extra ? { ...extra, ...error.headers } : error.headers });
 }
 
 function tooLarge(limit: number): AppError {
@@ -225,20 +227,23 @@ function splitPath(url: string): string[] {
  */
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter };
+  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(options.now), meter: options.meter };
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
   const clientOf = (req: IncomingMessage) => clientKey(socketClientIp(req, options.trustedProxyHops ?? 0));
 
-  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string) => {
-    const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
+  /** The allowance's X-RateLimit-* headers for a response to the principal's request. */
+  const limitHeaders = (p: KeyPrincipal) => shared.quota.headers(p.projectId, p.plan);
+
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, principal?: KeyPrincipal) => {
+    const error = toAppError(e, (err) => log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
     if (res.headersSent) {
       res.destroy();
       return;
     }
     req.resume();
-    sendError(res, requestId, error);
+    sendError(res, requestId, error, principal && limitHeaders(principal));
   };
 
   async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch) {
@@ -251,7 +256,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
-    send(res, ctx.requestId, response);
+    const limits = limitHeaders(ctx.principal);
+    send(res, ctx.requestId, limits ? { ...response, headers: { ...limits, ...response.headers } } : response);
   }
 
   function serveOpen(req: IncomingMessage, res: ServerResponse, requestId: string, route: OpenRoute) {
@@ -265,9 +271,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    const quota = shared.quota.check(principal.projectId, principal.plan);
+    const quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
-    done.catch((e: unknown) => fail(req, res, requestId, e, principal.projectId));
+    done.catch((e: unknown) => fail(req, res, requestId, e, principal));
   }
 
   return (req, res) => {

@@ -19,6 +19,8 @@ export interface KeyPrincipal {
   keyId: string;
   projectId: string;
   plan: Plan;
+  /** Overage on: a paid plan's project is served (and metered) past its allowance. */
+  overage: boolean;
   /** The account that owns the project: free projects of one account share one throughput limit. */
   ownerId: string;
 }
@@ -164,11 +166,11 @@ export class KeyVerifier {
     const generation = this.generation;
     this.lookupCount++;
     const pending: Promise<Verification> = db()
-      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, ownerId: true } } } })
+      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, overage: true, ownerId: true } } } })
       .then((row): Verification => {
         // The index found the row by hash; compare again in constant time before trusting it.
         const value: Verification =
-          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId } : "NOT_FOUND";
+          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, overage: row.project.overage, ownerId: row.project.ownerId } : "NOT_FOUND";
         if (generation === this.generation) this.store(secret, hash, value);
         return value;
       })

@@ -34,10 +34,11 @@ export interface TestGateway {
 }
 
 /** The public API server on a free port (no Next.js), with its own meter. */
-export async function startTestGateway(options: { trustedProxyHops?: number } = {}): Promise<TestGateway> {
+/** `now`: the gateway's wall clock for plan periods (a test moves it across an allowance reset). */
+export async function startTestGateway(options: { trustedProxyHops?: number; now?: () => number } = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, trustedProxyHops: options.trustedProxyHops });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, trustedProxyHops: options.trustedProxyHops, now: options.now });
   return {
     url: server.url,
     meter,
