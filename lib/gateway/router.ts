@@ -271,7 +271,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    const quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
+    let quota: Promise<void> | undefined;
+    try {
+      quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
+    } catch (e) {
+      // Over the allowance, known without waiting: answered with the allowance's headers too.
+      fail(req, res, requestId, e, principal);
+      return;
+    }
     const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
     done.catch((e: unknown) => fail(req, res, requestId, e, principal));
   }
