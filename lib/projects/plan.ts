@@ -9,7 +9,7 @@ import { getProjectForUser } from "./service";
 
 /** `POST /api/projects/<id>/plan`: the plan to switch to, and the keys to revoke when it allows fewer. */
 export const changePlanSchema = z.strictObject({
-  plan: z.enum(Object.keys(Plan) as [Plan, ...Plan[]], { error: `plan must be one of ${Object.keys(Plan).join(", ")}` }),
+  plan: z.string({ error: "name the plan to switch to" }).pipe(z.enum(Object.keys(Plan) as [Plan, ...Plan[]], { error: `plan must be one of ${Object.keys(Plan).join(", ")}` })),
   revokeKeyIds: z.array(z.string().max(100)).max(100).optional(),
 });
 export type ChangePlanInput = z.infer<typeof changePlanSchema>;
