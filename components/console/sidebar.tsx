@@ -22,6 +22,7 @@ const SECTIONS = [
   { segment: "webhooks", label: "Webhooks", icon: icons.webhooks },
   { segment: "usage", label: "Usage", icon: icons.usage },
   { segment: "keys", label: "Keys", icon: icons.keys },
+  { segment: "plan", label: "Plans", icon: icons.plan },
   { segment: "settings", label: "Settings", icon: icons.settings },
 ] as const;
 
