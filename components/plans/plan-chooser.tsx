@@ -31,6 +31,13 @@ export function PlanChooser({ projectId, plans, state, usedCu, resetsAt }: PlanC
   const [downgrade, setDowngrade] = useState<Plan | null>(null);
   const [revoke, setRevoke] = useState<string[]>([]);
   const overageId = useId();
+  // The switch shows the new setting at once; the page's data catches up on refresh.
+  const [overageOn, setOverageOn] = useState(state.overage);
+  const [storedOverage, setStoredOverage] = useState(state.overage);
+  if (storedOverage !== state.overage) {
+    setStoredOverage(state.overage);
+    setOverageOn(state.overage);
+  }
   const current = plans[state.plan];
   const paid = state.plan !== "FREE";
 
@@ -60,10 +67,12 @@ export function PlanChooser({ projectId, plans, state, usedCu, resetsAt }: PlanC
   const toggleOverage = async (on: boolean) => {
     setPending("overage");
     setError(null);
+    setOverageOn(on);
     try {
       await api(`/api/projects/${projectId}/plan/overage`, { method: "PUT", body: { overage: on } });
       router.refresh();
     } catch (e) {
+      setOverageOn(!on);
       setError(errorMessage(e));
     } finally {
       setPending(null);
@@ -126,7 +135,7 @@ export function PlanChooser({ projectId, plans, state, usedCu, resetsAt }: PlanC
               type="checkbox"
               role="switch"
               className="size-4 accent-accent"
-              checked={state.overage}
+              checked={overageOn}
               disabled={!paid || pending !== null}
               onChange={(e) => void toggleOverage(e.target.checked)}
             />

@@ -126,3 +126,22 @@ export async function setOverage(user: { id: string; email: string }, projectId:
   await forgetKeys(hashes);
   return planState(user.id, projectId);
 }
+
+/**
+ * The admin CLI's `set-plan`: no session and no key check (an operator may leave a project with
+ * more keys than its plan allows), recorded like a console change with no user. False: no such project.
+ */
+export async function setPlanAsAdmin(projectId: string, plan: Plan): Promise<boolean> {
+  const hashes = await db().$transaction(async (tx) => {
+    const [project] = await tx.$queryRaw<{ plan: Plan; overage: boolean }[]>`SELECT plan, overage FROM projects WHERE id = ${projectId} FOR UPDATE`;
+    if (!project) return undefined;
+    if (project.plan === plan) return [];
+    const overage = plan === "FREE" ? false : project.overage;
+    await tx.project.update({ where: { id: projectId }, data: { plan, overage } });
+    await tx.planChange.create({ data: { id: newId("pch"), projectId, fromPlan: project.plan, toPlan: plan, overage } });
+    return (await tx.apiKey.findMany({ where: { projectId }, select: { hash: true } })).map((k) => k.hash);
+  });
+  if (hashes === undefined) return false;
+  await forgetKeys(hashes);
+  return true;
+}
