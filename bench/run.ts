@@ -27,9 +27,17 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
     load: async () => (await import("./usage")).usageBench,
   },
+  "webhook-delivery": {
+    summary: "webhook delivery workers: deliveries/s to a local receiver vs bare undici POSTs to it",
+    load: async () => (await import("./webhook-delivery")).webhookDeliveryBench,
+  },
   node: {
     summary: "EVM node path: eth_blockNumber / eth_getBlockByNumber to anvil direct vs bare proxy vs gateway, c=1 and c=32",
     load: async () => (await import("./node")).nodeBench,
+  },
+  "cometbft-ws": {
+    summary: "native CometBFT WebSocket fan-out: 1,000 NewBlock subscribers, block stored → first/last event p50/p99, server memory per subscriber",
+    load: async () => (await import("./cometbft-ws")).cometbftWsBench,
   },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",

@@ -116,6 +116,9 @@ test("the playground runs every consensus endpoint, with examples from the devne
 
   // Copy as curl copies the full key; the command runs as copied.
   await expect(page.getByTestId("curl-command")).toContainText(`curl -s '${baseURL}/rpc/${NETWORK}/tx?hash=${hash}'`);
+  // Beside /rpc: the URL for CometBFT tools (key in the path), and which to use.
+  await expect(page.getByTestId("cometbft-url")).toContainText(`${baseURL}/cometbft/${NETWORK}/bg_`);
+  await expect(page.getByTestId("cometbft-url-note")).toHaveText("/rpc is the documented API; /cometbft is the URL for CometBFT tools (cosmjs, explorers, relayers)");
   await page.getByRole("button", { name: "Copy as curl" }).click();
   await expect(page.getByText("Copied").first()).toBeVisible();
   const command = await page.evaluate(() => navigator.clipboard.readText());

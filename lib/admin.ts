@@ -48,7 +48,7 @@ async function execute(command: string | undefined, values: Record<string, strin
     }
     case "reset-key": {
       const projectId = required(values, "project");
-      const key = await db().apiKey.findFirst({ where: { projectId }, select: { id: true }, orderBy: { createdAt: "asc" } });
+      const key = await db().apiKey.findFirst({ where: { projectId, revokedAt: null }, select: { id: true }, orderBy: { createdAt: "asc" } });
       if (!key) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId} (or it has no key).`);
       return { projectId, keyId: key.id, apiKey: await resetKey(projectId, key.id) };
     }

@@ -18,6 +18,9 @@ const secret = z.preprocess(
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
 );
 
+/** Retries of a failed webhook delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Standard Webhooks' schedule). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
 const nodeEnv = z.enum(["development", "production", "test"]).default("development");
 const logLevel = z.preprocess(emptyAsUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional());
 const logFormat = z.preprocess(emptyAsUndefined, z.enum(["json", "pretty"]).optional());
@@ -87,6 +90,27 @@ const schema = z.object({
   WEBHOOK_ALLOW_PRIVATE_URLS: optionalFlag,
   /** Webhook URLs must be https. Default: the opposite of WEBHOOK_ALLOW_PRIVATE_URLS's default. */
   WEBHOOK_HTTPS_ONLY: optionalFlag,
+  /** A webhook delivery attempt that has no complete answer after this long fails as a timeout. */
+  WEBHOOK_TIMEOUT_MS: integer(100, 120_000, 15_000),
+  /**
+   * Delays before each retry of a failed webhook delivery, in milliseconds, comma-separated (±20 %
+   * jitter is added); after the last one the message fails. Default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+   */
+  WEBHOOK_RETRY_SCHEDULE_MS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,10}(\s*,\s*\d{1,10}){0,19}$/, "must be 1 to 20 delays in milliseconds, comma-separated (for example 5000,300000)")
+      .transform((v) => v.split(",").map((d) => Number(d.trim())))
+      .refine((ds) => ds.every((d) => d <= 7 * 24 * 3600_000), "each delay must be at most 7 days (604800000 ms)")
+      .default(() => [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS]),
+  ),
+  /** Webhook deliveries in flight at once in one process, and to one receiver host (host:port). */
+  WEBHOOK_DELIVERY_CONCURRENCY: integer(1, 10_000, 256),
+  WEBHOOK_DELIVERY_PER_HOST: integer(1, 1000, 16),
+  /** How often an idle delivery worker looks for due messages. */
+  WEBHOOK_DELIVERY_POLL_MS: integer(10, 60_000, 100),
   /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,

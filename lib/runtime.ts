@@ -17,6 +17,7 @@ import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { meter } from "@/lib/usage/meter";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
+import { startDelivery } from "@/lib/webhooks/delivery/worker";
 
 export interface ServiceOptions {
   /** The configuration, when the caller has loaded it (loadEnv()); loaded here otherwise. */
@@ -62,7 +63,8 @@ function startTraffic(log: Logger) {
 
 /**
  * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
- * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker). stop() shuts down
+ * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker: chain followers,
+ * webhook delivery). stop() shuts down
  * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
  * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
@@ -81,6 +83,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       await http?.close();
       await usage.stop();
       for (const s of stops.reverse()) await s().catch((e: unknown) => log.error({ err: e }, "a part failed to stop"));
+      // What the workers metered as they stopped (webhook deliveries finishing).
+      await usage.stop();
       await nextApp?.close().catch(() => undefined);
       await disconnectDb();
     } finally {
@@ -94,6 +98,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
     if (env.ROLE !== "web") {
+      // Webhook deliveries, metered through the process's meter (flushed here in ROLE=worker too).
+      usage.start(env.USAGE_FLUSH_MS);
+      const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }) });
+      stops.push(() => delivery.stop());
       for (const n of networks()) {
         if (n.family === "move") {
           const logger = log.child({ component: "aptos", network: n.slug });

@@ -69,6 +69,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
   });
   server.on("clientError", answerClientError);
+  // WebSockets: the public API's (/cometbft/<network>/websocket); any other upgrade is not served.
+  server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (closing) socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    else if (!gateway.upgrade(req, socket, head)) socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  });
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);

@@ -2,27 +2,41 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { CopyButton } from "@/components/ui/copy-button";
 import { formatDate, formatTime } from "@/components/ui/format";
 import { EyeIcon, EyeOffIcon, ResetIcon } from "./key-icons";
+import { KeySettings } from "./key-settings";
 import { ResetKeyDialog } from "./reset-key-dialog";
 import { keysQueryKey, secretQueryKey, type KeyItem } from "./types";
 import { useRevealedKey } from "./use-key-secret";
 
-export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }) {
+export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item: KeyItem; canRevoke: boolean }) {
   const queryClient = useQueryClient();
   const { revealed, setRevealed, pending: revealing, error, setError, reveal, getSecret } = useRevealedKey(projectId, item.id);
   const [resetOpen, setResetOpen] = useState(false);
   // Set right after a reset: the new secret is shown once, with a note, until hidden.
   const [fresh, setFresh] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const restricted = [
+    item.allowedOrigins.length > 0 ? `${item.allowedOrigins.length} ${item.allowedOrigins.length === 1 ? "origin" : "origins"}` : null,
+    item.allowedIps.length > 0 ? `${item.allowedIps.length} ${item.allowedIps.length === 1 ? "address" : "addresses"}` : null,
+  ].filter(Boolean);
 
   // One <tbody> per key: its row, and the notice shown under it after a reset.
   return (
     <tbody className="border-t border-line first-of-type:border-t-0">
       <tr className="align-middle">
         <th scope="row" className="px-5 py-3.5 text-left align-middle font-normal">
-          <span className="block text-sm font-medium text-fg">{item.name}</span>
+          <span className="flex flex-wrap items-center gap-2">
+            <span className="text-sm font-medium text-fg">{item.name}</span>
+            {restricted.length > 0 ? (
+              <Badge tone="accent" data-testid="key-allowlist-badge">
+                Allowlist: {restricted.join(", ")}
+              </Badge>
+            ) : null}
+          </span>
           {revealed ? (
             <code data-testid="api-key-value" className="mt-1 block font-mono text-[12.5px] break-all text-fg select-all">
               {revealed}
@@ -40,8 +54,11 @@ export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }
         </th>
         <td className="px-3 py-3.5 text-muted">
           <DateCell value={item.createdAt} />
+          {item.resetAt ? <span className="mt-1 block text-xs whitespace-nowrap">Reset {formatDate(item.resetAt)}</span> : null}
         </td>
-        <td className="px-3 py-3.5 text-muted">{item.resetAt ? <DateCell value={item.resetAt} /> : "Never"}</td>
+        <td className="px-3 py-3.5 text-muted" data-testid="key-last-used">
+          {item.lastUsedAt ? <DateCell value={item.lastUsedAt} /> : "Never"}
+        </td>
         <td className="px-5 py-3.5">
           <div className="flex items-center justify-end gap-2">
             {revealed ? (
@@ -65,6 +82,16 @@ export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }
             <Button variant="secondary" size="sm" onClick={() => setResetOpen(true)} icon={<ResetIcon />}>
               Reset key
             </Button>
+            <Button
+              variant="ghost"
+              size="sm"
+              aria-expanded={editing}
+              aria-controls={editing ? `key-${item.id}-settings` : undefined}
+              aria-label={`Edit ${item.name}`}
+              onClick={() => setEditing((v) => !v)}
+            >
+              Edit
+            </Button>
           </div>
           <ResetKeyDialog
             open={resetOpen}
@@ -81,9 +108,10 @@ export function KeyRow({ projectId, item }: { projectId: string; item: KeyItem }
           />
         </td>
       </tr>
-      {/* Announced, and shown under the row, right after a reset. */}
+      {/* Announced, and shown under the row, right after a reset; then the key's settings when open. */}
       <tr>
         <td colSpan={4} className="p-0">
+          {editing ? <KeySettings projectId={projectId} item={item} canRevoke={canRevoke} /> : null}
           <div role="status">
             {fresh && revealed ? (
               <p className="mx-5 mb-3.5 rounded-md border border-success-text/25 bg-success-soft px-3 py-2 text-xs font-medium text-success-text">

@@ -22,7 +22,7 @@ export function KeysManager({ projectId, planLabel, maxKeys }: { projectId: stri
         <CardHeader
           titleId="keys-title"
           title="API keys"
-          description={`The ${planLabel} plan includes ${maxKeys === 1 ? "one key" : `up to ${maxKeys} keys`}. Every key works on every network.`}
+          description={`${keys.data ? `${keys.data.length} of ${maxKeys} in use. ` : ""}The ${planLabel} plan includes ${maxKeys === 1 ? "one key" : `up to ${maxKeys} keys`}. Every key works on every network; Edit a key to rename it, limit it to your origins and addresses, or revoke it.`}
         />
         <div className="overflow-x-auto">
           <table className="w-full min-w-[40rem] text-left text-sm">
@@ -35,7 +35,7 @@ export function KeysManager({ projectId, planLabel, maxKeys }: { projectId: stri
                   Created
                 </th>
                 <th scope="col" className="px-3 py-2.5 font-medium">
-                  Last reset
+                  Last used
                 </th>
                 <th scope="col" className="px-5 py-2.5 text-right font-medium">
                   <span className="sr-only">Actions</span>
@@ -63,7 +63,7 @@ export function KeysManager({ projectId, planLabel, maxKeys }: { projectId: stri
                 ))}
               </tbody>
             ) : null}
-            {keys.data?.map((k) => <KeyRow key={k.id} projectId={projectId} item={k} />)}
+            {keys.data?.map((k) => <KeyRow key={k.id} projectId={projectId} item={k} canRevoke={keys.data.length > 1} />)}
             {keys.data?.length === 0 ? (
               <tbody>
                 <tr>

@@ -5,6 +5,10 @@ export interface KeyItem {
   masked: string;
   createdAt: string;
   resetAt: string | null;
+  /** Last request with the key (to within a few seconds); null: never used. */
+  lastUsedAt: string | null;
+  allowedOrigins: string[];
+  allowedIps: string[];
 }
 
 export const keysQueryKey = (projectId: string) => ["keys", projectId] as const;
@@ -13,4 +17,4 @@ export const secretQueryKey = (projectId: string, keyId: string) => ["key-secret
 export const keyPath = (projectId: string, keyId: string) =>
   `/api/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}`;
 
-export { createKeySchema } from "@/lib/keys/schema";
+export { allowlistSchema, createKeySchema, MAX_ALLOWLIST_ENTRIES, renameKeySchema } from "@/lib/keys/schema";

@@ -8,7 +8,7 @@ import { ExamplesFrame } from "./examples-frame";
 import { ParamField } from "./param-field";
 import { RequestPicker, usePick } from "./picker";
 import { checkForm, consensusRequest, initialValuesByMethod, requestParams } from "./request";
-import { RequestCard } from "./request-card";
+import { RequestCard, Snippet } from "./request-card";
 import { ResponseView } from "./response-view";
 import { exampleFor, examplesPath, examplesQueryKey, type PlaygroundNetwork, type RecentExamples } from "./types";
 import { usePlaygroundSend } from "./use-send";
@@ -64,6 +64,26 @@ function RecentData({ network, data }: { network: PlaygroundNetwork; data: Recen
   );
 }
 
+/** The native CometBFT URL (key in the path) beside /rpc, and which to use. */
+function NativeUrl({ origin, slug, sender }: { origin: string; slug: string; sender: ReturnType<typeof usePlaygroundSend> }) {
+  const { key, getSecret } = sender;
+  const base = `${origin}/cometbft/${slug}`;
+  return (
+    <div className="space-y-2">
+      <Snippet
+        title="CometBFT tools URL"
+        testId="cometbft-url"
+        text={`${base}/${key?.masked ?? "<API_KEY>"}`}
+        placeholder=""
+        copy={key ? { label: "Copy CometBFT URL", value: async () => `${base}/${await getSecret()}` } : null}
+      />
+      <p data-testid="cometbft-url-note" className="text-xs text-muted">
+        <code className="font-mono">/rpc</code> is the documented API; <code className="font-mono">/cometbft</code> is the URL for CometBFT tools (cosmjs, explorers, relayers)
+      </p>
+    </div>
+  );
+}
+
 /**
  * The consensus-chain playground: network, endpoint and a form generated from the endpoint
  * catalog; Send calls the public endpoint from this browser with the project's first key.
@@ -100,6 +120,7 @@ export function ConsensusPlayground({ projectId, origin, networks, initialNetwor
         about={{ networkName: network.displayName, method, cu: form.cu }}
         origin={origin}
         snippetPlaceholder="Fill in the parameters to get a command."
+        moreSnippets={<NativeUrl origin={origin} slug={network.slug} sender={sender} />}
       >
         <RequestPicker idPrefix="pg" pick={pick} devnetTitle="Served by the built-in devnet, which uses its own chain id" legend="Endpoint" choices={CHOICES} columns={2} />
 

@@ -15,6 +15,13 @@ import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from ".
  */
 export const INDEX_WRITER_KIND = "consensus-index";
 
+/**
+ * The PostgreSQL channel told of every batch of stored blocks, in the storing transaction (so the
+ * notification arrives once the blocks are visible, in every process): payload `<network>\t<first
+ * height>\t<last height>`. The WebSocket subscriptions of the native interface follow it.
+ */
+export const BLOCKS_STORED_CHANNEL = "blockgate_consensus_blocks";
+
 /** Longest value that is indexed: B-tree entries are limited to about 2.7 kB. */
 const MAX_INDEXED_VALUE = 2048;
 
@@ -188,6 +195,11 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
     // Never touch the counters' rows before the previous batch commits: it may be waiting for them.
     if (opts.after) await opts.after;
     await stats.save(client, network);
+    const stored = blocks.filter((b) => !skip.has(b.height)).map((b) => b.height);
+    if (stored.length > 0) {
+      const [first, last] = stored.reduce<[bigint, bigint]>(([lo, hi], h) => [h < lo ? h : lo, h > hi ? h : hi], [stored[0]!, stored[0]!]);
+      await client.query("SELECT pg_notify($1, $2)", [BLOCKS_STORED_CHANNEL, `${network}\t${first}\t${last}`]);
+    }
     await client.query("COMMIT");
   } catch (e) {
     await client.query("ROLLBACK").catch(() => undefined);

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { clientKey, socketClientIp } from "@/lib/client-ip";
 import { AppError, toAppError } from "@/lib/errors";
@@ -9,7 +10,7 @@ import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-li
 import { statusClass, type UsageMeter } from "@/lib/usage/meter";
 import { RateLimiter } from "./limits";
 import { QuotaTracker, RATE_LIMIT_HEADERS } from "./quota";
-import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "./types";
+import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch, SocketContext } from "./types";
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -34,7 +35,10 @@ export interface GatewayOptions {
   now?: () => number;
 }
 
-export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
+  /** An `Upgrade` request (WebSocket) on a public API path: true when taken (answered or accepted). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+};
 
 // Request ids: a random per-process prefix and a counter; unique across processes and cheap
 // on the hot path (no randomness or big-number arithmetic per request).
@@ -111,7 +115,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function refused(reason: KeyRefusal): AppError {
-  return new AppError("AUTHENTICATION_FAILED", reason === "MALFORMED" ? "The API key is invalid." : "The API key is invalid or has been reset.");
+  return new AppError(
+    "AUTHENTICATION_FAILED",
+    reason === "MALFORMED" ? "The API key is invalid." : reason === "REVOKED" ? "The API key has been revoked." : "The API key is invalid or has been reset.",
+  );
 }
 
 /** The key of `Authorization: Bearer <key>`, when the header has that form. */
@@ -138,7 +145,7 @@ function keyFromRequest(req: IncomingMessage, pathKey: string | undefined, mount
   return key;
 }
 
-function resolveNetwork(mount: Mount, match: RouteMatch): Network {
+function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Network {
   const n = "slug" in match.network ? networkBySlug(match.network.slug) : networkByPath(match.network.protocol, match.network.network);
   if (!n || !mount.families.includes(n.family)) {
     const name = "slug" in match.network ? match.network.slug : `${match.network.protocol}/${match.network.network}`;
@@ -199,6 +206,22 @@ class RequestContext implements GatewayContext {
   }
 }
 
+/** An HTTP answer written on a socket whose upgrade is refused. */
+function refuseUpgrade(socket: Duplex, requestId: string, error: AppError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(error.toJSON());
+  const headers: Record<string, string | number> = {
+    "Access-Control-Allow-Origin": "*",
+    "X-Request-Id": requestId,
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+    Connection: "close",
+    ...error.headers,
+  };
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\n${head}\r\n${body}`);
+}
+
 function splitPath(url: string): string[] {
   const q = url.indexOf("?");
   const parts = (q === -1 ? url : url.slice(0, q)).split("/");
@@ -231,7 +254,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
-  const clientOf = (req: IncomingMessage) => clientKey(socketClientIp(req, options.trustedProxyHops ?? 0));
+  const clientIpOf = (req: IncomingMessage) => socketClientIp(req, options.trustedProxyHops ?? 0);
+  const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
 
   /** The allowance's X-RateLimit-* headers for a response to the principal's request. */
   const limitHeaders = (p: KeyPrincipal) => shared.quota.headers(p.projectId, p.plan);
@@ -271,6 +295,13 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
+    if (principal.allow) {
+      const refusal = principal.allow.refusal(req.headers.origin, () => clientIpOf(req));
+      if (refusal !== undefined) {
+        ctx.meter("rejected", 0, true, 403);
+        throw new AppError("PERMISSION_DENIED", refusal);
+      }
+    }
     let quota: Promise<void> | undefined;
     try {
       quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
@@ -283,7 +314,42 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     done.catch((e: unknown) => fail(req, res, requestId, e, principal));
   }
 
-  return (req, res) => {
+  /**
+   * The principal of a key, synchronously when the cache knows it; throws (or rejects) with the
+   * refusal. Unknown keys are limited per client address (FAILED_AUTH_LIMIT).
+   */
+  function verifyKey(req: IncomingMessage, secret: string): KeyPrincipal | Promise<KeyPrincipal> {
+    let client: string | undefined;
+    const verified = keys.verify(secret, () => {
+      client = clientOf(req);
+      const wait = failedAuth.waitMs(client);
+      if (wait > 0) {
+        const seconds = retryAfterSeconds(wait);
+        throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
+      }
+      // Taken before the lookup, so concurrent requests cannot all pass while the bucket has
+      // room; a key found valid gives it back.
+      failedAuth.take(client);
+    });
+    if (verified instanceof Promise) {
+      return verified.then(
+        (v) => {
+          if (typeof v === "string") throw refused(v);
+          if (client !== undefined) failedAuth.giveBack(client);
+          return v;
+        },
+        (e: unknown) => {
+          // The database failed, not the key: the client keeps its turn.
+          if (client !== undefined) failedAuth.giveBack(client);
+          throw e;
+        },
+      );
+    }
+    if (typeof verified === "string") throw refused(verified);
+    return verified;
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? "/";
     const end = url.indexOf("/", 1);
     const prefix = url.slice(1, end === -1 ? url.search(/[?#]|$/) : end) as Mount["prefix"];
@@ -315,36 +381,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
         serveOpen(req, res, requestId, match);
         return true;
       }
-      const secret = keyFromRequest(req, match.pathKey, mount);
-      let client: string | undefined;
-      const verified = keys.verify(secret, () => {
-        client = clientOf(req);
-        const wait = failedAuth.waitMs(client);
-        if (wait > 0) {
-          const seconds = retryAfterSeconds(wait);
-          throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
-        }
-        // Taken before the lookup, so concurrent requests cannot all pass while the bucket has
-        // room; a key found valid gives it back.
-        failedAuth.take(client);
-      });
+      const verified = verifyKey(req, keyFromRequest(req, match.pathKey, mount));
       if (verified instanceof Promise) {
-        verified
-          .then(
-            (v) => {
-              if (typeof v === "string") throw refused(v);
-              if (client !== undefined) failedAuth.giveBack(client);
-              authorized(req, res, requestId, mount, match, v);
-            },
-            (e: unknown) => {
-              // The database failed, not the key: the client keeps its turn.
-              if (client !== undefined) failedAuth.giveBack(client);
-              throw e;
-            },
-          )
-          .catch((e: unknown) => fail(req, res, requestId, e));
-      } else if (typeof verified === "string") {
-        throw refused(verified);
+        verified.then((principal) => authorized(req, res, requestId, mount, match, principal)).catch((e: unknown) => fail(req, res, requestId, e));
       } else {
         authorized(req, res, requestId, mount, match, verified);
       }
@@ -353,4 +392,40 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     }
     return true;
   };
+
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    const url = req.url ?? "/";
+    const end = url.indexOf("/", 1);
+    const mount = mounts.get(url.slice(1, end === -1 ? url.search(/[?#]|$/) : end) as Mount["prefix"]);
+    if (!mount) return false;
+    const requestId = nextRequestId();
+    const refuse = (e: unknown, projectId?: string) => refuseUpgrade(socket, requestId, toAppError(e, (err) => log.error({ err, requestId, projectId }, "upgrade failed")));
+    try {
+      if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+      const route = mount.upgrade?.(splitPath(url));
+      if (!route) throw new AppError("WRONG_ENDPOINT", `There is no WebSocket endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
+      const accept = (principal: KeyPrincipal) => {
+        const network = resolveNetwork(mount, route);
+        const ctx: SocketContext = {
+          req,
+          requestId,
+          network,
+          principal,
+          call: () => new RequestContext(req, requestId, network, principal, shared, mount.prefix),
+          quota: () => shared.quota.check(principal.projectId, principal.plan, principal.overage),
+        };
+        const quota = ctx.quota();
+        if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));
+        else route.accept(ctx, socket, head);
+      };
+      const verified = verifyKey(req, keyFromRequest(req, route.pathKey, mount));
+      if (verified instanceof Promise) verified.then(accept).catch(refuse);
+      else accept(verified);
+    } catch (e) {
+      refuse(e);
+    }
+    return true;
+  };
+
+  return Object.assign(handler, { upgrade });
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import type { KeyPrincipal } from "@/lib/keys/verifier";
 import type { Family, Network } from "@/lib/networks";
 
@@ -55,6 +56,27 @@ export interface OpenRoute {
   };
 }
 
+/** What a WebSocket endpoint gets once the upgrade request's key is verified. */
+export interface SocketContext {
+  req: IncomingMessage;
+  requestId: string;
+  network: Network;
+  principal: KeyPrincipal;
+  /** A context for one call or event on the socket: its throughput charge and its metering (latency from now). */
+  call(): GatewayContext;
+  /** Throws EXCEEDED_QUOTA_LIMIT when the project has used its allowance; a promise when it must read the database first. */
+  quota(): Promise<void> | undefined;
+}
+
+/** A WebSocket endpoint (`Upgrade: websocket`) under a mount. */
+export interface SocketRoute {
+  network: { slug: string };
+  /** Key given in the path. */
+  pathKey?: string;
+  /** Takes over the connection; throws an AppError to refuse it with that HTTP answer. */
+  accept(ctx: SocketContext, socket: Duplex, head: Buffer): void;
+}
+
 /** One public API family mounted at `/<prefix>/...`. */
 export interface Mount {
   prefix: "rpc" | "cometbft" | "node" | "v1" | "aptos";
@@ -65,4 +87,6 @@ export interface Mount {
   corsHeaders?: readonly string[];
   /** Path segments after the prefix; undefined answers 404 WRONG_ENDPOINT. */
   match(segments: string[]): RouteMatch | OpenRoute | undefined;
+  /** Path segments of an upgrade request; undefined answers 404 WRONG_ENDPOINT. */
+  upgrade?(segments: string[]): SocketRoute | undefined;
 }

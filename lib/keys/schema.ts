@@ -1,5 +1,12 @@
 import { z } from "zod";
 import { singleLine } from "@/lib/projects/schema";
 
+export { allowlistSchema, MAX_ALLOWLIST_ENTRIES } from "./allowlist";
+
+const keyName = singleLine(z.string({ error: "Enter a key name" }).trim().min(1, "Enter a key name").max(64, "Use at most 64 characters"));
+
 /** Shared by the create-key form, its server action and POST /api/projects/:id/keys. */
-export const createKeySchema = z.object({ name: singleLine(z.string().trim().min(1, "Enter a key name").max(64, "Use at most 64 characters")) });
+export const createKeySchema = z.object({ name: keyName });
+
+/** PATCH /api/projects/:id/keys/:keyId: a new name. */
+export const renameKeySchema = z.object({ name: keyName });

@@ -12,6 +12,7 @@ import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
+import { KeyAllowlist } from "./allowlist";
 import { hashKey, looksLikeKey } from "./secret";
 
 /** Who a verified key acts for. */
@@ -23,10 +24,12 @@ export interface KeyPrincipal {
   overage: boolean;
   /** The account that owns the project: free projects of one account share one throughput limit. */
   ownerId: string;
+  /** The key's origin and address allowlists; absent when it has none. */
+  allow?: KeyAllowlist;
 }
 
-/** Why a key was refused: not shaped like a key at all, or no such key (never issued, or reset). */
-export type KeyRefusal = "MALFORMED" | "NOT_FOUND";
+/** Why a key was refused: not shaped like a key at all, no such key (never issued, or reset), or revoked. */
+export type KeyRefusal = "MALFORMED" | "NOT_FOUND" | "REVOKED";
 
 export type Verification = KeyPrincipal | KeyRefusal;
 
@@ -113,7 +116,7 @@ export interface KeyVerifierOptions {
 
 export class KeyVerifier {
   private readonly valid = new AnswerCache<KeyPrincipal>(MAX_VALID);
-  private readonly unknown: AnswerCache<"NOT_FOUND">;
+  private readonly unknown: AnswerCache<"NOT_FOUND" | "REVOKED">;
   /**
    * SHA-256 of keys found valid in the last KNOWN_VALID_MS, oldest first, with when. Not an
    * answer (the database is still asked once the cache entry expires): only a sign that asking
@@ -166,11 +169,13 @@ export class KeyVerifier {
     const generation = this.generation;
     this.lookupCount++;
     const pending: Promise<Verification> = db()
-      .apiKey.findUnique({ where: { hash }, select: { id: true, hash: true, projectId: true, project: { select: { plan: true, overage: true, ownerId: true } } } })
+      .apiKey.findUnique({
+        where: { hash },
+        select: { id: true, hash: true, projectId: true, revokedAt: true, allowedOrigins: true, allowedIps: true, project: { select: { plan: true, overage: true, ownerId: true } } },
+      })
       .then((row): Verification => {
         // The index found the row by hash; compare again in constant time before trusting it.
-        const value: Verification =
-          row && timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? { keyId: row.id, projectId: row.projectId, plan: row.project.plan, overage: row.project.overage, ownerId: row.project.ownerId } : "NOT_FOUND";
+        const value: Verification = !row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? "NOT_FOUND" : row.revokedAt ? "REVOKED" : principalOf(row);
         if (generation === this.generation) this.store(secret, hash, value);
         return value;
       })
@@ -197,7 +202,7 @@ export class KeyVerifier {
     }
     if (this.options.cacheTtlMs <= 0) return;
     const expires = now + this.options.cacheTtlMs;
-    if (typeof value === "string") this.unknown.set(secret, hash, "NOT_FOUND", expires);
+    if (typeof value === "string") this.unknown.set(secret, hash, value === "REVOKED" ? "REVOKED" : "NOT_FOUND", expires);
     else this.valid.set(secret, hash, value, expires);
   }
 
@@ -297,6 +302,19 @@ export class KeyVerifier {
       },
     };
   }
+}
+
+function principalOf(row: {
+  id: string;
+  projectId: string;
+  allowedOrigins: string[];
+  allowedIps: string[];
+  project: { plan: Plan; overage: boolean; ownerId: string };
+}): KeyPrincipal {
+  const principal: KeyPrincipal = { keyId: row.id, projectId: row.projectId, plan: row.project.plan, overage: row.project.overage, ownerId: row.project.ownerId };
+  const allow = KeyAllowlist.compile(row.allowedOrigins, row.allowedIps);
+  if (allow) principal.allow = allow;
+  return principal;
 }
 
 const g = globalThis as unknown as { __blockgateKeyVerifier?: KeyVerifier };

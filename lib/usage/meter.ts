@@ -78,11 +78,14 @@ export class UsageMeter {
   /** When the current run of failed flushes began (undefined while flushes succeed). */
   private failingSince: number | undefined;
   private prunedAt = 0;
+  /** When each key was last used (ms since the epoch), since the last write of api_keys.last_used_at. */
+  private lastUsed = new Map<string, number>();
 
   constructor(private readonly log: Logger = componentLogger("usage")) {}
 
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
+    this.lastUsed.set(s.keyId, now);
     const id = `${s.projectId}\u0000${s.keyId}\u0000${s.network}\u0000${s.api}\u0000${s.endpoint}\u0000${s.status}\u0000${minute}`;
     let c = this.pending.get(id);
     if (!c) {
@@ -158,8 +161,36 @@ export class UsageMeter {
       this.log.info(`usage written again after ${((Date.now() - this.failingSince) / 1000).toFixed(1)} s of failed flushes; nothing was lost`);
       this.failingSince = undefined;
     }
+    await this.writeLastUsed();
     await this.prune();
     return true;
+  }
+
+  /**
+   * Sets api_keys.last_used_at of the keys used since the last flush, in one statement per
+   * BATCH keys (never later than a time already stored). What cannot be written is kept for the
+   * next flush; the usage counts do not depend on it.
+   */
+  private async writeLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const used = [...this.lastUsed];
+    this.lastUsed = new Map();
+    try {
+      for (let i = 0; i < used.length; i += BATCH) {
+        const batch = used.slice(i, i + BATCH);
+        const values = batch.flatMap(([id, at]) => [id, new Date(at).toISOString()]);
+        // The column is a UTC timestamp without time zone: the ISO string's Z is ignored by the cast.
+        await db().$executeRawUnsafe(
+          `UPDATE api_keys k SET last_used_at = v.t::timestamp(3)
+           FROM (VALUES ${batch.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(", ")}) AS v(id, t)
+           WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t::timestamp(3))`,
+          ...values,
+        );
+      }
+    } catch (e) {
+      for (const [id, at] of used) if ((this.lastUsed.get(id) ?? 0) < at) this.lastUsed.set(id, at);
+      this.log.warn({ err: errorMessage(e) }, "could not record when keys were last used; trying again with the next flush");
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, InvalidRequest, METHOD
 import { callCu, COMETBFT_ENDPOINTS, isCometbftMethod, type CometbftMethod } from "../catalog";
 import { COMET, inProjectTurn, runBatch, timedOut, unavailable } from "../endpoint";
 import { runNative } from "./handlers";
+import { cometbftSocket } from "./websocket";
 import { parseNativeParams, type Form } from "./params";
 
 /** CometBFT's messages for the standard codes; the detail goes in data. */
@@ -23,7 +24,7 @@ const MESSAGES: Record<number, string> = {
 };
 
 /** An error as CometBFT writes it: `{ code, message: "<standard>", data: "<detail>" }`; the gateway's own codes as they are. */
-function cometError(e: RpcError): RpcError {
+export function cometError(e: RpcError): RpcError {
   const message = MESSAGES[e.code];
   if (message === undefined || e.message === message) return e;
   const detail = typeof e.data === "string" && e.data !== "" ? e.data : e.message;
@@ -75,7 +76,7 @@ function uriEndpoint(method: CometbftMethod): Endpoint {
   };
 }
 
-function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Promise<Answer>) {
+export function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Promise<Answer>) {
   const req = body.request(i);
   if (req instanceof InvalidRequest) {
     ctx.meter("invalid", 0, true);
@@ -114,7 +115,8 @@ const uriEndpoints = Object.fromEntries(Object.keys(COMETBFT_ENDPOINTS).map((m) 
 /**
  * `/cometbft/<slug>` (POST), `/cometbft/<slug>/<method>` (GET), and with the key in the path
  * `/cometbft/<slug>/<KEY>` (POST) and `/cometbft/<slug>/<KEY>/<method>` (GET). A second segment
- * that names a method is the method (no key is a method name).
+ * that names a method is the method (no key is a method name). The WebSocket (JSON-RPC with
+ * subscriptions, websocket.ts) is at `/cometbft/<slug>/websocket` and `/cometbft/<slug>/<KEY>/websocket`.
  */
 export const cometbftMount: Mount = {
   prefix: "cometbft",
@@ -126,5 +128,11 @@ export const cometbftMount: Mount = {
     if (second === undefined) return { network, endpoint: jsonRpcEndpoint };
     if (third === undefined) return isCometbftMethod(second) ? { network, endpoint: uriEndpoints[second] } : { network, endpoint: jsonRpcEndpoint, pathKey: second };
     return isCometbftMethod(third) ? { network, endpoint: uriEndpoints[third], pathKey: second } : undefined;
+  },
+  upgrade(segments) {
+    const [slug, second, third] = segments;
+    if (slug === undefined || segments.length < 2 || segments.length > 3 || segments.at(-1) !== "websocket") return undefined;
+    if (third === undefined) return { network: { slug }, accept: cometbftSocket };
+    return { network: { slug }, pathKey: second, accept: cometbftSocket };
   },
 };

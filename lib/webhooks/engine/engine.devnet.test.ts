@@ -10,7 +10,9 @@ import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
 import { createWebhook } from "../service";
 import { startWebhookEngine } from "./follower";
 
-const SLUG = "base-sepolia";
+// No other suite of this run subscribes on this network: the manager follows any network with an
+// active subscription in the shared database.
+const SLUG = "arbitrum-sepolia";
 let devnets: TestDevnets;
 
 beforeAll(async () => {

@@ -28,6 +28,7 @@ let wallet: ReturnType<typeof createWalletClient>;
 let testClient: ReturnType<typeof createTestClient>;
 
 type Json = Record<string, unknown>;
+let automine = true;
 
 beforeAll(async () => {
   await connectTestDatabase();
@@ -56,18 +57,23 @@ afterAll(async () => {
   await disconnectDb();
 });
 
-function ping(from: Address, round: bigint, note = "hello"): Promise<Hash> {
-  return wallet.writeContract({ address: emitter, abi: Emitter.abi, functionName: "ping", args: [round, note], account: from, chain: null });
+/** Sends a ping; with automine on, returns once its block is mined (anvil answers the send first). */
+async function ping(from: Address, round: bigint, note = "hello"): Promise<Hash> {
+  const hash = await wallet.writeContract({ address: emitter, abi: Emitter.abi, functionName: "ping", args: [round, note], account: from, chain: null });
+  if (automine) await pub.waitForTransactionReceipt({ hash });
+  return hash;
 }
 
 /** Sends the transactions in one block. */
 async function inOneBlock(send: () => Promise<unknown>): Promise<void> {
   await testClient.setAutomine(false);
+  automine = false;
   try {
     await send();
     await testClient.mine({ blocks: 1 });
   } finally {
     await testClient.setAutomine(true);
+    automine = true;
   }
 }
 

@@ -12,7 +12,7 @@ export default async function KeysPage({ params }: { params: Promise<{ projectId
   const plan = PLANS[access.project.plan];
   return (
     <div className="space-y-8">
-      <PageHeader title="Keys" description="Reveal, copy and reset the keys that authenticate this project's requests." />
+      <PageHeader title="Keys" description="Create, reveal, reset and revoke the keys that authenticate this project's requests, and limit each to your origins and addresses." />
       <KeysManager projectId={projectId} planLabel={plan.label} maxKeys={plan.maxKeys} />
     </div>
   );

@@ -1,0 +1,242 @@
+/**
+ * The events a CometBFT 0.38 node publishes for each committed block (types/event_bus.go,
+ * https://docs.cometbft.com/v0.38/rpc/#/Websocket/subscribe), built from what the index stores:
+ * NewBlock, NewBlockHeader, then one Tx per transaction, each with its data in the node's JSON
+ * (`{ type: "tendermint/event/<Name>", value }`) and its `events` map of composite keys
+ * (`<event type>.<attribute key>` → values, plus `tm.event`, and `tx.hash`, `tx.height` for a Tx).
+ *
+ * BlockFeed follows the blocks as they are stored, in any process (store.ts notifies
+ * BLOCKS_STORED_CHANNEL in the storing transaction), and hands each block's events to the
+ * listeners of its network, block after block in height order.
+ */
+import { Client } from "pg";
+import { rawPool } from "@/lib/db/client";
+import { componentLogger } from "@/lib/log";
+import { BLOCKS_STORED_CHANNEL } from "../store";
+import type { NativeBlock, NativeEvent } from "../native";
+import { nativeBlockResults, nativeBlocks, nativeExecResults } from "../store";
+
+export type EventName = "NewBlock" | "NewBlockHeader" | "Tx";
+
+export interface FeedEvent {
+  name: EventName;
+  height: bigint;
+  /** The composite keys and their values, as the subscription queries see them. */
+  events: Record<string, string[]>;
+  /** `{"type":…,"value":…}` as JSON text, and the events map as JSON text: built once, sent to every subscriber. */
+  dataJson: string;
+  eventsJson: string;
+}
+
+/** Most heights loaded for one notification (a bulk load's batch is smaller). */
+const MAX_HEIGHTS = 1000;
+const RECONNECT_MS = 1000;
+
+/** The composite keys of ABCI events: types and keys that are empty are left out, as the node does. */
+function compositeKeys(events: readonly NativeEvent[] | null | undefined, into: Record<string, string[]> = {}): Record<string, string[]> {
+  for (const e of events ?? []) {
+    if (!e.type) continue;
+    for (const a of e.attributes ?? []) {
+      if (!a.key) continue;
+      (into[`${e.type}.${a.key}`] ??= []).push(a.value);
+    }
+  }
+  return into;
+}
+
+function add(map: Record<string, string[]>, key: string, value: string): Record<string, string[]> {
+  (map[key] ??= []).push(value);
+  return map;
+}
+
+interface BlockResults {
+  txs_results: unknown[] | null;
+  finalize_block_events: NativeEvent[] | null;
+  validator_updates: unknown[] | null;
+  consensus_param_updates: unknown;
+  app_hash: string;
+}
+
+/** ABCI's ResponseFinalizeBlock as the node's JSON writes it (fields with `omitempty` left out when empty). */
+function finalizeBlock(r: BlockResults): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (r.finalize_block_events && r.finalize_block_events.length > 0) out.events = r.finalize_block_events;
+  if (r.txs_results && r.txs_results.length > 0) out.tx_results = r.txs_results;
+  out.validator_updates = r.validator_updates ?? null;
+  if (r.consensus_param_updates != null) out.consensus_param_updates = r.consensus_param_updates;
+  if (r.app_hash) out.app_hash = r.app_hash;
+  return out;
+}
+
+const event = (name: EventName, height: bigint, events: Record<string, string[]>, value: unknown): FeedEvent => ({
+  name,
+  height,
+  events,
+  dataJson: JSON.stringify({ type: `tendermint/event/${name}`, value }),
+  eventsJson: JSON.stringify(events),
+});
+
+/** The events of the stored blocks from `first` to `last`, block by block. */
+export async function loadBlockEvents(network: string, first: bigint, last: bigint): Promise<FeedEvent[][]> {
+  const heights: bigint[] = [];
+  for (let h = first; h <= last; h++) heights.push(h);
+  const blocks = await nativeBlocks(network, heights);
+  const txRows = await rawPool().query<{ height: string; tx_index: number; hash: string; raw: Buffer }>(
+    "SELECT height, tx_index, hash, raw FROM consensus_txs WHERE network = $1 AND height BETWEEN $2 AND $3 ORDER BY height, tx_index",
+    [network, first.toString(), last.toString()],
+  );
+  const execs = await nativeExecResults(
+    network,
+    txRows.rows.map((t) => ({ height: BigInt(t.height), index: t.tx_index })),
+  );
+  const out: FeedEvent[][] = [];
+  for (const height of heights) {
+    const raw = blocks.get(height);
+    if (!raw) continue;
+    const native = JSON.parse(raw.text) as NativeBlock;
+    const resultsText = await nativeBlockResults(network, height);
+    const results = JSON.parse(resultsText ?? "{}") as BlockResults;
+    const list: FeedEvent[] = [
+      event("NewBlock", height, add(compositeKeys(results.finalize_block_events), "tm.event", "NewBlock"), {
+        block: native.block,
+        block_id: native.block_id,
+        result_finalize_block: finalizeBlock(results),
+      }),
+      event("NewBlockHeader", height, { "tm.event": ["NewBlockHeader"] }, { header: native.block.header }),
+    ];
+    for (const t of txRows.rows) {
+      if (BigInt(t.height) !== height) continue;
+      const exec = JSON.parse(execs.get(`${height}/${t.tx_index}`)?.text ?? "{}") as { events?: NativeEvent[] };
+      const keys = compositeKeys(exec.events);
+      add(keys, "tm.event", "Tx");
+      add(keys, "tx.hash", t.hash.toUpperCase());
+      add(keys, "tx.height", height.toString());
+      // abci.TxResult: `index` is omitted when 0, as the node's JSON does (omitempty).
+      const txResult: Record<string, unknown> = { height: height.toString() };
+      if (t.tx_index !== 0) txResult.index = t.tx_index;
+      txResult.tx = t.raw.toString("base64");
+      txResult.result = exec;
+      list.push(event("Tx", height, keys, { TxResult: txResult }));
+    }
+    out.push(list);
+  }
+  return out;
+}
+
+export type BlockListener = (events: FeedEvent[]) => void;
+
+/**
+ * Follows BLOCKS_STORED_CHANNEL on its own connection while anyone listens: started by the first
+ * listener, stopped with the last. Blocks stored while the connection is away are not replayed
+ * (a subscription is a live stream, as on a node).
+ */
+export class BlockFeed {
+  private readonly listeners = new Map<string, Set<BlockListener>>();
+  private client: Client | undefined;
+  private ready: Promise<void> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** Per network: the loads in order, so blocks reach listeners in height order. */
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly log = componentLogger("cometbft-ws");
+
+  constructor(private readonly databaseUrl: () => string) {}
+
+  /** Adds a listener; resolves once notifications are being received (rejects when the database cannot be reached). */
+  async add(network: string, listener: BlockListener): Promise<void> {
+    let set = this.listeners.get(network);
+    if (!set) this.listeners.set(network, (set = new Set()));
+    set.add(listener);
+    if (!this.ready) {
+      const first = this.connect();
+      this.ready = first;
+      first.catch(() => {
+        if (this.ready === first) this.ready = undefined;
+      });
+    }
+    try {
+      await this.ready;
+    } catch (e) {
+      this.remove(network, listener);
+      throw e;
+    }
+  }
+
+  remove(network: string, listener: BlockListener): void {
+    const set = this.listeners.get(network);
+    set?.delete(listener);
+    if (set?.size === 0) this.listeners.delete(network);
+    if (this.listeners.size === 0) this.stop();
+  }
+
+  stop(): void {
+    const c = this.client;
+    this.client = undefined;
+    this.ready = undefined;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    c?.end().catch(() => undefined);
+  }
+
+  /** Opens the listening connection; a connection lost once up is opened again every RECONNECT_MS while anyone listens. */
+  private connect(): Promise<void> {
+    const c = new Client({ connectionString: this.databaseUrl(), application_name: `blockgate cometbft events (pid ${process.pid})` });
+    this.client = c;
+    let up = false;
+    const lost = (e: unknown) => {
+      if (this.client !== c) return;
+      this.client = undefined;
+      c.end().catch(() => undefined);
+      if (!up) return;
+      this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "the block notifications connection was lost; reconnecting (blocks stored meanwhile are not sent)");
+      this.reconnect();
+    };
+    c.on("notification", (msg) => {
+      if (msg.channel === BLOCKS_STORED_CHANNEL && msg.payload) this.stored(msg.payload);
+    });
+    c.on("error", lost);
+    c.on("end", () => lost(new Error("the connection was closed")));
+    return (async () => {
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${BLOCKS_STORED_CHANNEL}`);
+        up = true;
+      } catch (e) {
+        lost(e);
+        throw e;
+      }
+    })();
+  }
+
+  private reconnect(): void {
+    if (this.retry !== undefined || this.listeners.size === 0) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.listeners.size === 0 || this.client) return;
+      const again = this.connect();
+      this.ready = again;
+      again.catch(() => {
+        if (this.ready === again) this.ready = undefined;
+        this.reconnect();
+      });
+    }, RECONNECT_MS);
+  }
+
+  private stored(payload: string): void {
+    const [network, firstText, lastText] = payload.split("\t");
+    if (!network || !firstText || !lastText || !this.listeners.has(network)) return;
+    let first = BigInt(firstText);
+    const last = BigInt(lastText);
+    if (last - first >= BigInt(MAX_HEIGHTS)) first = last - BigInt(MAX_HEIGHTS) + 1n;
+    const previous = this.queues.get(network) ?? Promise.resolve();
+    const next = previous
+      .then(() => (this.listeners.has(network) ? loadBlockEvents(network, first, last) : []))
+      .then((blocks) => {
+        for (const events of blocks) for (const l of [...(this.listeners.get(network) ?? [])]) l(events);
+      })
+      .catch((e: unknown) => this.log.error({ err: e, network }, "could not load stored blocks for their subscribers"));
+    this.queues.set(network, next);
+    void next.then(() => {
+      if (this.queues.get(network) === next) this.queues.delete(network);
+    });
+  }
+}

@@ -1,0 +1,406 @@
+// Webhook delivery end to end: real PostgreSQL, messages written by the outbox as the engine
+// writes them, real HTTP receivers on loopback, signatures checked with the npm `standardwebhooks`
+// and `svix` libraries as a receiver would. Retry schedules and timeouts are shortened by options.
+import { createHmac } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+import { Webhook as SvixWebhook } from "svix";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { db, disconnectDb } from "@/lib/db/client";
+import { resetEnv } from "@/lib/env";
+import { networkBySlug } from "@/lib/networks";
+import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { UsageMeter } from "@/lib/usage/meter";
+import { enqueueMessages } from "../outbox";
+import { createWebhook } from "../service";
+import { USER_AGENT } from "./send";
+import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver on a free loopback port: records every request, answers as `respond` says. */
+class Receiver {
+  received: Received[] = [];
+  open = 0;
+  maxOpen = 0;
+  private server: Server;
+  private hanging: ServerResponse[] = [];
+  url = "";
+
+  constructor(public respond: (req: Received, n: number, res: ServerResponse) => void = (_r, _n, res) => res.end("ok")) {
+    this.server = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      this.open++;
+      this.maxOpen = Math.max(this.maxOpen, this.open);
+      res.on("close", () => this.open--);
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const r = { headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+        this.received.push(r);
+        this.respond(r, this.received.length, res);
+      });
+    });
+  }
+
+  /** Never answers (until close). */
+  hang = (_r: Received, _n: number, res: ServerResponse) => {
+    this.hanging.push(res);
+  };
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const receivers: Receiver[] = [];
+const workers: DeliveryWorker[] = [];
+let project: Awaited<ReturnType<typeof createTestProject>>;
+let usage: UsageMeter;
+const ETH = networkBySlug("ethereum-mainnet")!;
+
+async function receiver(respond?: Receiver["respond"]): Promise<Receiver> {
+  const r = await new Receiver(respond).start();
+  receivers.push(r);
+  return r;
+}
+
+function worker(options: Partial<DeliveryOptions> = {}): DeliveryWorker {
+  const w = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50, 50, 50], pollMs: 20, leaseMarginMs: 500, meter: usage, retention: false, projectIds: [project.projectId], ...options });
+  workers.push(w);
+  return w;
+}
+
+async function subscription(url: string) {
+  return createWebhook(project.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "delivery test", notification: { webhookUrl: url }, condition: { period: 1 } });
+}
+
+async function enqueue(subscriptionId: string, count = 1, opts: { test?: boolean; evenIfInactive?: boolean } = {}) {
+  const block = { number: "0x10", hash: `0x${"ab".repeat(32)}` };
+  return db().$transaction((tx) =>
+    enqueueMessages(
+      tx,
+      Array.from({ length: count }, (_, i) => ({ subscriptionId, blockNumber: 16n + BigInt(i), blockHash: block.hash, content: { message: { ...block, i } }, test: opts.test })),
+      { evenIfInactive: opts.evenIfInactive },
+    ),
+  );
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const message = (id: string) => db().webhookMessage.findUniqueOrThrow({ where: { id } });
+const attempts = (messageId: string) => db().webhookAttempt.findMany({ where: { messageId }, orderBy: { attempt: "asc" } });
+const settled = (id: string) => waitFor(`message ${id} to settle`, async () => ((await message(id)).status !== "PENDING" ? message(id) : undefined));
+
+async function deliveredCu(subscriptionId: string): Promise<{ cu: bigint; requests: number }> {
+  await usage.flush();
+  const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId, keyId: subscriptionId, endpoint: "webhooks.delivery" } });
+  return { cu: rows.reduce((s, r) => s + r.cu, 0n), requests: rows.reduce((s, r) => s + r.requests, 0) };
+}
+
+beforeAll(async () => {
+  process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
+  process.env.WEBHOOK_HTTPS_ONLY = "off";
+  await connectTestDatabase();
+  usage = new UsageMeter();
+  project = await createTestProject("Delivery", "ENTERPRISE");
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop({ abandon: true })));
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+afterAll(async () => {
+  await usage.stop();
+  await disconnectDb();
+  delete process.env.WEBHOOK_ALLOW_PRIVATE_URLS;
+  delete process.env.WEBHOOK_HTTPS_ONLY;
+  resetEnv();
+});
+
+describe("a delivered message", () => {
+  it("is the stored body, signed as standardwebhooks and svix verify it, with x-signature, and charged once", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker();
+    const done = await settled(queued!.id);
+    expect(done).toMatchObject({ status: "SUCCESS", attempts: 1, nextAttemptAt: null });
+
+    expect(r.received).toHaveLength(1);
+    const { headers, body } = r.received[0]!;
+    const [stored] = await db().$queryRaw<{ body: string }[]>`SELECT payload::text AS body FROM webhook_messages WHERE id = ${queued!.id}`;
+    expect(body).toBe(stored!.body);
+    expect(JSON.parse(body)).toMatchObject({ subscriptionId: sub.subscriptionId, sequenceNumber: "1", eventType: "BLOCK_PERIOD" });
+    expect(headers["content-type"]).toBe("application/json");
+    expect(headers["user-agent"]).toBe(USER_AGENT);
+    expect(USER_AGENT).toMatch(/^Blockgate/);
+    expect(headers["webhook-id"]).toBe(queued!.id);
+    expect(headers["webhook-timestamp"]).toMatch(/^\d{10}$/);
+    expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+
+    const key = sub.signingKey!;
+    const wh = { "webhook-id": headers["webhook-id"] as string, "webhook-timestamp": headers["webhook-timestamp"] as string, "webhook-signature": headers["webhook-signature"] as string };
+    expect(new Webhook(key).verify(body, wh)).toEqual(JSON.parse(body));
+    const svix = { "svix-id": wh["webhook-id"], "svix-timestamp": wh["webhook-timestamp"], "svix-signature": wh["webhook-signature"] };
+    expect(new SvixWebhook(key).verify(body, svix)).toEqual(JSON.parse(body));
+    // Another key or another body does not verify.
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(body, wh)).toThrow();
+    expect(() => new SvixWebhook(key).verify(body.replace("delivery test", "tampered"), svix)).toThrow();
+
+    const keyBytes = Buffer.from(key.slice("whsec_".length), "base64");
+    expect(headers["x-signature"]).toBe(createHmac("sha256", keyBytes).update(body).digest("hex"));
+
+    const [attempt] = await attempts(queued!.id);
+    expect(attempt).toMatchObject({ attempt: 1, httpStatus: 200, success: true, error: null, responseBody: "ok", subscriptionId: sub.subscriptionId, projectId: project.projectId });
+    expect(attempt!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(attempt!.requestHeaders).toMatchObject({ "webhook-id": queued!.id, "content-type": "application/json", "user-agent": USER_AGENT });
+    expect(JSON.stringify(attempt!.requestHeaders)).not.toContain(key.slice(6, 20));
+
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+  });
+
+  it("fails three times, then succeeds: four attempts in the history, one webhook-id, charged once", async () => {
+    const r = await receiver((_req, n, res) => {
+      res.statusCode = n <= 3 ? 500 : 204;
+      res.end(n <= 3 ? "boom" : undefined);
+    });
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker();
+    const done = await settled(queued!.id);
+    expect(done).toMatchObject({ status: "SUCCESS", attempts: 4, nextAttemptAt: null });
+    const history = await attempts(queued!.id);
+    expect(history.map((a) => [a.attempt, a.httpStatus, a.success])).toEqual([
+      [1, 500, false],
+      [2, 500, false],
+      [3, 500, false],
+      [4, 204, true],
+    ]);
+    expect(history[0]).toMatchObject({ error: "the receiver answered HTTP 500", responseBody: "boom" });
+    expect(new Set(r.received.map((x) => x.headers["webhook-id"]))).toEqual(new Set([queued!.id]));
+    expect(r.received).toHaveLength(4);
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+    expect((await db().webhookSubscription.findUniqueOrThrow({ where: { id: sub.subscriptionId } })).failingSince).toBeNull();
+  });
+
+  it("fails after the last retry of the schedule, costs nothing, and the subscription stays on but failing", async () => {
+    const r = await receiver((_req, _n, res) => {
+      res.statusCode = 302;
+      res.setHeader("location", "http://127.0.0.1:1/");
+      res.end();
+    });
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker({ retryScheduleMs: [20, 20] });
+    expect(await settled(queued!.id)).toMatchObject({ status: "FAIL", attempts: 3, nextAttemptAt: null });
+    const history = await attempts(queued!.id);
+    expect(history.map((a) => a.httpStatus)).toEqual([302, 302, 302]);
+    expect(history[0]!.error).toBe("the receiver answered HTTP 302 (redirects are not followed)");
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 0n, requests: 0 });
+    const s = await db().webhookSubscription.findUniqueOrThrow({ where: { id: sub.subscriptionId } });
+    expect(s.isActive).toBe(true);
+    expect(s.failingSince).toEqual(history[0]!.startedAt);
+  });
+});
+
+describe("turning subscriptions off", () => {
+  it("410 Gone turns the subscription off with the reason and fails its pending messages", async () => {
+    const r = await receiver((_req, _n, res) => {
+      res.statusCode = 410;
+      res.end();
+    });
+    const sub = await subscription(r.url);
+    const [first, later] = await enqueue(sub.subscriptionId, 2);
+    await db().webhookMessage.update({ where: { id: later!.id }, data: { nextAttemptAt: new Date(Date.now() + 3600_000) } });
+    worker();
+    expect(await settled(first!.id)).toMatchObject({ status: "FAIL", attempts: 1 });
+    const s = await db().webhookSubscription.findUniqueOrThrow({ where: { id: sub.subscriptionId } });
+    expect(s.isActive).toBe(false);
+    expect(s.deactivatedReason).toMatch(/^The receiver answered 410 Gone on \d{4}-\d\d-\d\dT.*Z: deliveries stopped/);
+    expect(s.deactivatedAt).toBeInstanceOf(Date);
+    expect(await message(later!.id)).toMatchObject({ status: "FAIL", attempts: 0, nextAttemptAt: null });
+    expect(r.received).toHaveLength(1);
+  });
+
+  it("a subscription failing continuously for 5 days is turned off with the reason", async () => {
+    const r = await receiver((_req, _n, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const sub = await subscription(r.url);
+    const since = new Date(Date.now() - 5 * 86_400_000 - 60_000);
+    await db().webhookSubscription.update({ where: { id: sub.subscriptionId }, data: { failingSince: since } });
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker();
+    expect(await settled(queued!.id)).toMatchObject({ status: "FAIL", attempts: 1 });
+    const s = await db().webhookSubscription.findUniqueOrThrow({ where: { id: sub.subscriptionId } });
+    expect(s).toMatchObject({ isActive: false, failingSince: since });
+    expect(s.deactivatedReason).toBe(`Every delivery failed for 5 days (since ${since.toISOString()}): deliveries stopped. Fix the receiver, then turn the webhook on again.`);
+  });
+
+  it("messages of a subscription its owner turned off are not sent, except a test message", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    await db().webhookSubscription.update({ where: { id: sub.subscriptionId }, data: { isActive: false } });
+    const [test] = await enqueue(sub.subscriptionId, 1, { test: true, evenIfInactive: true });
+    worker();
+    expect(await settled(test!.id)).toMatchObject({ status: "SUCCESS" });
+    expect(await settled(queued!.id)).toMatchObject({ status: "FAIL", attempts: 0 });
+    expect(await attempts(queued!.id)).toEqual([]);
+    expect(r.received.map((x) => x.headers["webhook-id"])).toEqual([test!.id]);
+  });
+});
+
+describe("receivers that misbehave", () => {
+  it("a receiver that hangs times out, delays no other receiver, and never gets more than its share of connections", async () => {
+    const slow = await receiver();
+    slow.respond = slow.hang;
+    const fast = await receiver();
+    // More messages due for the slow receiver, over several subscriptions, than a claim looks at.
+    const hung = [await subscription(slow.url), await subscription(slow.url), await subscription(slow.url)];
+    const quick = await subscription(fast.url);
+    for (const h of hung) await enqueue(h.subscriptionId, 30);
+    worker({ timeoutMs: 1500, perHost: 2, concurrency: 8, retryScheduleMs: [3_600_000] });
+    await waitFor("the slow receiver to hold its connections", async () => slow.open === 2);
+    // Queued behind 90 due messages of the slow receiver while it holds its two slots: all delivered meanwhile.
+    const queued = await enqueue(quick.subscriptionId, 20);
+    for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS" });
+    expect(fast.received).toHaveLength(20);
+    const ids = hung.map((h) => h.subscriptionId);
+    const first = await waitFor("a timeout in the history", async () => (await db().webhookAttempt.findFirst({ where: { subscriptionId: { in: ids } } })) ?? undefined);
+    expect(first).toMatchObject({ httpStatus: null, success: false, error: "timed out: no complete answer within 1500 ms", responseBody: null });
+    expect(await message(first.messageId)).toMatchObject({ status: "PENDING", attempts: 1 });
+    await waitFor("the next ones to be sent", async () => slow.received.length >= 4);
+    expect(slow.maxOpen).toBe(2);
+  });
+
+  it("honours Retry-After, in seconds and as an HTTP date", async () => {
+    const r = await receiver((_req, n, res) => {
+      res.statusCode = n === 1 ? 429 : 503;
+      res.setHeader("retry-after", n === 1 ? "120" : new Date(Date.now() + 600_000).toUTCString());
+      res.end();
+    });
+    const sub = await subscription(r.url);
+    const [a] = await enqueue(sub.subscriptionId);
+    worker();
+    const retry = await waitFor("the first attempt", async () => {
+      const m = await message(a!.id);
+      return m.attempts === 1 ? m : undefined;
+    });
+    const [first] = await attempts(a!.id);
+    const wait = retry.nextAttemptAt!.getTime() - first!.startedAt.getTime();
+    expect(wait).toBeGreaterThanOrEqual(120_000);
+    expect(wait).toBeLessThan(130_000);
+    // Due again now: the second answer asks for 10 minutes.
+    await db().webhookMessage.update({ where: { id: a!.id }, data: { nextAttemptAt: new Date() } });
+    const later = await waitFor("the second attempt", async () => {
+      const m = await message(a!.id);
+      return m.attempts === 2 ? m : undefined;
+    });
+    expect(later.nextAttemptAt!.getTime() - Date.now()).toBeGreaterThan(590_000 - 60_000);
+    expect(later.status).toBe("PENDING");
+  });
+
+  it("a private address is refused at delivery time when the server does not allow them", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "off";
+    resetEnv();
+    try {
+      const [queued] = await enqueue(sub.subscriptionId);
+      worker({ retryScheduleMs: [] });
+      expect(await settled(queued!.id)).toMatchObject({ status: "FAIL", attempts: 1 });
+      const [attempt] = await attempts(queued!.id);
+      expect(attempt).toMatchObject({ httpStatus: null, success: false, responseBody: null });
+      expect(attempt!.error).toMatch(/^not sent: the URL resolves to 127\.0\.0\.1, a loopback address, which webhooks may not reach on this server/);
+      expect(r.received).toHaveLength(0);
+    } finally {
+      process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
+      resetEnv();
+    }
+  });
+
+  it("a refused connection is recorded as such and retried", async () => {
+    const r = await receiver();
+    const url = r.url;
+    await r.close();
+    receivers.splice(receivers.indexOf(r), 1);
+    const sub = await subscription(url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker({ retryScheduleMs: [10] });
+    expect(await settled(queued!.id)).toMatchObject({ status: "FAIL", attempts: 2 });
+    const history = await attempts(queued!.id);
+    expect(history.map((a) => a.error)).toEqual([`connection refused by 127.0.0.1:${new URL(url).port}`, `connection refused by 127.0.0.1:${new URL(url).port}`]);
+  });
+});
+
+describe("workers that stop", () => {
+  it("a worker killed mid-delivery leaves the message to another after its lease: delivered, the in-flight attempt the only duplicate", async () => {
+    const r = await receiver((req, n, res) => {
+      if (n === 1) return; // the first attempt hangs: its worker dies meanwhile
+      res.end("ok");
+    });
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    const a = worker({ timeoutMs: 1000, leaseMarginMs: 300 });
+    await waitFor("the first attempt to arrive", async () => r.received.length === 1);
+    await a.stop({ abandon: true });
+    expect(await attempts(queued!.id)).toEqual([]);
+    expect(await message(queued!.id)).toMatchObject({ status: "PENDING", attempts: 0 });
+    worker({ timeoutMs: 1000, leaseMarginMs: 300 });
+    expect(await settled(queued!.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(r.received.map((x) => x.headers["webhook-id"])).toEqual([queued!.id, queued!.id]);
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+  });
+
+  it("a clean stop finishes the attempts in flight and records them", async () => {
+    let release: (() => void) | undefined;
+    const r = await receiver((_req, _n, res) => {
+      release = () => res.end("late");
+    });
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    const w = worker();
+    await waitFor("the attempt to arrive", async () => release !== undefined);
+    const stopping = w.stop();
+    release!();
+    await stopping;
+    expect(await message(queued!.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect((await attempts(queued!.id))[0]).toMatchObject({ success: true, responseBody: "late" });
+  });
+
+  it("many workers share the messages: each delivered once", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    const queued = await enqueue(sub.subscriptionId, 60);
+    worker();
+    worker();
+    worker();
+    for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(r.received).toHaveLength(60);
+    expect(new Set(r.received.map((x) => x.headers["webhook-id"])).size).toBe(60);
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 600n, requests: 60 });
+  });
+});

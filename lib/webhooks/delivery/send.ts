@@ -1,0 +1,171 @@
+/**
+ * One POST of a webhook message to its receiver, and what came of it. The URL is checked again
+ * (lib/webhooks/url-guard.ts) and the connection goes to the address that check resolved, never to
+ * a second lookup (DNS rebinding). Connections are kept alive in one undici pool per (origin,
+ * address), closed after a while unused. Redirects are not followed (a 3xx is a failure).
+ */
+import { Pool } from "undici";
+import { errorMessage } from "@/lib/log";
+import { pinnedLookup, resolveDeliveryTarget, UnsafeUrlError, type DeliveryTarget } from "../url-guard";
+
+/** The User-Agent of every delivery. */
+export const USER_AGENT = "Blockgate-Webhooks/1.0";
+/** How much of the receiver's answer the history keeps. */
+export const RESPONSE_BODY_KEPT = 1024;
+/** More of an answer than this is not read: the connection is dropped instead. */
+const RESPONSE_BODY_READ = 64 * 1024;
+const POOL_IDLE_MS = 5 * 60_000;
+
+export interface SendRequest {
+  url: string;
+  body: string;
+  /** Every header but those this module adds (content-type, user-agent, authorization from the URL). */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  /** Aborted: the attempt is given up at once (a worker stopped without finishing). */
+  signal: AbortSignal;
+}
+
+export interface SendResult {
+  httpStatus: number | null;
+  /** The answer's Retry-After header, if any. */
+  retryAfter?: string;
+  /** Why no answer came, or what the answer was, for the history. */
+  error: string | null;
+  /** The first RESPONSE_BODY_KEPT bytes of the answer (UTF-8). */
+  responseBody: string | null;
+  /** Headers as sent, credentials from the URL masked. */
+  requestHeaders: Record<string, string>;
+  /** True when the attempt was given up because `signal` was aborted (not a receiver's failure). */
+  abandoned: boolean;
+}
+
+interface PoolEntry {
+  pool: Pool;
+  usedAt: number;
+}
+
+/** Keeps the pools; one per worker (closed with it). */
+export class DeliveryClient {
+  private pools = new Map<string, PoolEntry>();
+  private sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly perHost: number,
+    private readonly resolve: (url: string) => Promise<DeliveryTarget> = (url) => resolveDeliveryTarget(url),
+  ) {
+    this.sweeper = setInterval(() => this.closeIdle(), 60_000);
+    this.sweeper.unref();
+  }
+
+  private pool(target: DeliveryTarget, timeoutMs: number): Pool {
+    const key = `${target.url.origin}|${target.address}`;
+    let entry = this.pools.get(key);
+    if (!entry) {
+      const pool = new Pool(target.url.origin, {
+        connections: this.perHost,
+        keepAliveTimeout: 4_000,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        connect: { lookup: pinnedLookup(target) as never, timeout: timeoutMs },
+      });
+      entry = { pool, usedAt: Date.now() };
+      this.pools.set(key, entry);
+    }
+    entry.usedAt = Date.now();
+    return entry.pool;
+  }
+
+  private closeIdle(now = Date.now()): void {
+    for (const [key, entry] of this.pools) {
+      if (now - entry.usedAt > POOL_IDLE_MS) {
+        this.pools.delete(key);
+        void entry.pool.close().catch(() => undefined);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.pool.destroy().catch(() => undefined)));
+  }
+
+  async send(req: SendRequest): Promise<SendResult> {
+    const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT, ...req.headers };
+    const recorded = { ...headers };
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = AbortSignal.any([timeout, req.signal]);
+    const failed = (error: string): SendResult => ({ httpStatus: null, error, responseBody: null, requestHeaders: recorded, abandoned: req.signal.aborted });
+    let target: DeliveryTarget;
+    try {
+      target = await this.resolve(req.url);
+    } catch (e) {
+      if (e instanceof UnsafeUrlError) return failed(`not sent: the URL ${e.message}`);
+      return failed(`not sent: ${errorMessage(e)}`);
+    }
+    if (target.url.username || target.url.password) {
+      const credentials = `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}`;
+      headers.authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
+      recorded.authorization = "Basic [credentials from the URL]";
+    }
+    try {
+      const res = await this.pool(target, req.timeoutMs).request({
+        method: "POST",
+        path: target.url.pathname + target.url.search,
+        headers: { ...headers, host: target.url.host },
+        body: req.body,
+        signal,
+      });
+      const kept: Buffer[] = [];
+      let read = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (read < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - read));
+        read += chunk.length;
+        if (read >= RESPONSE_BODY_READ) {
+          res.body.destroy();
+          break;
+        }
+      }
+      const retryAfter = res.headers["retry-after"];
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return {
+        httpStatus: res.statusCode,
+        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        error: ok ? null : `the receiver answered HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? " (redirects are not followed)" : ""}`,
+        responseBody: read > 0 ? Buffer.concat(kept).toString("utf8") : null,
+        requestHeaders: recorded,
+        abandoned: false,
+      };
+    } catch (e) {
+      if (req.signal.aborted) return failed("the attempt was given up: the delivery worker stopped");
+      if (timeout.aborted) return failed(`timed out: no complete answer within ${req.timeoutMs} ms`);
+      return failed(describeNetworkError(e, target));
+    }
+  }
+}
+
+/** A connection failure in words: refused, reset, TLS, timeouts by phase. */
+function describeNetworkError(e: unknown, target: DeliveryTarget): string {
+  const err = e as { code?: string; cause?: { code?: string; message?: string } };
+  const code = err.cause?.code ?? err.code;
+  const where = `${target.address}:${target.url.port || (target.url.protocol === "https:" ? 443 : 80)}`;
+  switch (code) {
+    case "ECONNREFUSED":
+      return `connection refused by ${where}`;
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return `the connection to ${where} was closed before a complete answer`;
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return `timed out connecting to ${where}`;
+    case "UND_ERR_HEADERS_TIMEOUT":
+    case "UND_ERR_BODY_TIMEOUT":
+      return "timed out waiting for the receiver's answer";
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return `${where} is unreachable`;
+    default:
+      return `${code ? `${code}: ` : ""}${err.cause?.message ?? errorMessage(e)}`;
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * The webhook delivery worker: claims due messages (lib/webhooks/delivery/store.ts), POSTs each to
+ * its receiver signed (lib/webhooks/signing.ts), records every attempt, and schedules retries.
+ * Any number run at once, in one process or many: they share messages through their claims.
+ *
+ * - A slow or dead receiver delays no one else: at most WEBHOOK_DELIVERY_PER_HOST deliveries per
+ *   receiver host (host:port) are in flight in a process, and claims skip hosts at that bound, so the
+ *   other WEBHOOK_DELIVERY_CONCURRENCY - PER_HOST slots keep serving other receivers.
+ * - Any 2xx is a success: the message is SUCCESS, its subscription's failure run ends, and the
+ *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter.
+ * - Anything else (3xx included, no answer, a URL refused at delivery time) is retried on the
+ *   schedule (lib/webhooks/delivery/schedule.ts), later when Retry-After says so; after the last
+ *   retry the message is FAIL. 410 Gone turns the subscription off at once; so does failing
+ *   continuously for 5 days. Either way its pending messages fail, and the reason is shown.
+ * - Messages of a subscription that is off (by its owner or by the service) are not sent: they fail
+ *   when due, with no attempt recorded (nothing was sent). Test messages the owner asked for are
+ *   sent even then.
+ * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
+ *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
+ */
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import { setImmediate } from "node:timers/promises";
+import { databaseUrl, getEnv } from "@/lib/env";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
+import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
+import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
+import { HISTORY_RETENTION_DAYS, sweepWebhookHistory } from "../service";
+import { decryptSigningKey } from "../signing-key";
+import { signatureHeaders } from "../signing";
+import type { DeliveryTarget } from "../url-guard";
+import { nextAttemptAt, retryAfterMs } from "./schedule";
+import { DeliveryClient } from "./send";
+import { claimDue, failUnsent, releaseClaims, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
+
+/** A subscription whose deliveries all failed for this long is turned off. */
+export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
+/**
+ * A claim's lease is twice the timeout (a message may wait for one attempt to its host to end
+ * before its own) plus this: time to resolve the host and record the attempt.
+ */
+export const LEASE_MARGIN_MS = 30_000;
+const RETENTION_EVERY_MS = 3600_000;
+
+export interface DeliveryOptions {
+  /** Default WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Default WEBHOOK_RETRY_SCHEDULE_MS. */
+  retryScheduleMs: readonly number[];
+  /** Default WEBHOOK_DELIVERY_CONCURRENCY. */
+  concurrency: number;
+  /** Default WEBHOOK_DELIVERY_PER_HOST. */
+  perHost: number;
+  /** Default WEBHOOK_DELIVERY_POLL_MS. */
+  pollMs: number;
+  leaseMarginMs: number;
+  deactivateAfterMs: number;
+  /** Default: the process's meter (lib/usage/meter.ts). */
+  meter: UsageMeter;
+  /** Run the 30-day history sweep (one process in a cluster at a time). Default true. */
+  retention: boolean;
+  logger: Logger;
+  /** Only these projects' messages (tests and benchmarks that share a database); default all. */
+  projectIds?: readonly string[];
+  /** Default: lib/webhooks/url-guard.ts resolveDeliveryTarget with the configured policy. */
+  resolve?: (url: string) => Promise<DeliveryTarget>;
+}
+
+export interface DeliveryWorker {
+  /** Deliveries in flight now. */
+  readonly inFlight: number;
+  /** Stops claiming; waits for attempts in flight, or gives them up unrecorded with `abandon`. */
+  stop(options?: { abandon?: boolean }): Promise<void>;
+}
+
+function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
+  const env = getEnv();
+  return {
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE_MS,
+    concurrency: env.WEBHOOK_DELIVERY_CONCURRENCY,
+    perHost: env.WEBHOOK_DELIVERY_PER_HOST,
+    pollMs: env.WEBHOOK_DELIVERY_POLL_MS,
+    leaseMarginMs: LEASE_MARGIN_MS,
+    deactivateAfterMs: DEACTIVATE_AFTER_MS,
+    meter: processMeter(),
+    retention: true,
+    logger: componentLogger("webhook-delivery"),
+  };
+}
+
+export function startDelivery(overrides: Partial<DeliveryOptions> = {}): DeliveryWorker {
+  const o: DeliveryOptions = { ...defaults(), ...overrides };
+  const log = o.logger;
+  const perHost = Math.min(o.perHost, o.concurrency);
+  const client = new DeliveryClient(perHost, o.resolve);
+  const abandon = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  /**
+   * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
+   * waiting for one of those to end (at most perHost more: the next round is at hand without a
+   * claim, and waits at most one attempt, which the lease covers).
+   */
+  const hosts = new Map<string, { sending: number; queue: ClaimedMessage[] }>();
+  let queued = 0;
+  const successes = new SuccessRecorder();
+  let slotFreed: (() => void) | undefined;
+
+  /** One attempt; `answered` is called once the exchange with the receiver is over, before recording. */
+  const deliver = async (m: ClaimedMessage, answered: () => void): Promise<void> => {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const body = m.body;
+    const res = await client.send({
+      url: m.webhookUrl,
+      body,
+      headers: signatureHeaders(decryptSigningKey(m.signingKey), m.id, body, startedAt),
+      timeoutMs: o.timeoutMs,
+      signal: abandon.signal,
+    });
+    answered();
+    if (res.abandoned) return;
+    const success = res.httpStatus !== null && res.httpStatus >= 200 && res.httpStatus < 300;
+    const attempt = {
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+      httpStatus: res.httpStatus,
+      success,
+      error: res.error,
+      responseBody: res.responseBody,
+      requestHeaders: res.requestHeaders,
+    };
+    if (success) {
+      if (await successes.add(m, attempt)) {
+        o.meter.record({
+          projectId: m.projectId,
+          keyId: m.subscriptionId,
+          network: m.network,
+          // Under the webhook API's interface, with the receiver's answer time as the latency.
+          api: "v1",
+          endpoint: webhookUsageLabel("delivery"),
+          status: "2xx",
+          cu: WEBHOOK_DELIVERY_CU,
+          error: false,
+          latencyMs: attempt.durationMs,
+        });
+      }
+      return;
+    }
+    let outcome: FailureOutcome;
+    if (res.httpStatus === 410) outcome = { kind: "gone" };
+    else {
+      const at = nextAttemptAt(o.retryScheduleMs, m.attempts + 1, Date.now(), retryAfterMs(res.retryAfter));
+      outcome = at ? { kind: "retry", at } : { kind: "fail" };
+    }
+    const reason = await recordFailure(m, attempt, outcome, o.deactivateAfterMs);
+    if (reason) log.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+  };
+
+  const start = (m: ClaimedMessage) => {
+    const host = hosts.get(m.host)!;
+    host.sending++;
+    // The host's slot is free once the receiver answered; the process's, once the attempt is recorded.
+    let answered = false;
+    const releaseHost = () => {
+      if (answered) return;
+      answered = true;
+      host.sending--;
+      const next = host.queue.shift();
+      if (next) {
+        queued--;
+        start(next);
+      } else if (host.sending === 0) hosts.delete(m.host);
+      slotFreed?.();
+    };
+    const running: Promise<void> = deliver(m, releaseHost)
+      .catch((e: unknown) => {
+        // The attempt's outcome could not be recorded (the database is away): the message is
+        // claimed again when its lease ends.
+        log.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
+      })
+      .finally(() => {
+        releaseHost();
+        inFlight.delete(running);
+        slotFreed?.();
+      });
+    inFlight.add(running);
+  };
+
+  const dispatch = (m: ClaimedMessage) => {
+    let host = hosts.get(m.host);
+    if (!host) hosts.set(m.host, (host = { sending: 0, queue: [] }));
+    if (host.sending < perHost && !stopping) start(m);
+    else {
+      host.queue.push(m);
+      queued++;
+    }
+  };
+
+  /** Claimed messages not started yet, taken out of the queues. */
+  const takeQueued = (): ClaimedMessage[] => {
+    const out: ClaimedMessage[] = [];
+    for (const host of hosts.values()) out.push(...host.queue.splice(0));
+    queued = 0;
+    return out;
+  };
+  let stopping = false;
+
+  /** Resolves when a delivery ends (a slot is free), after `timeoutMs` if given, or on abort. */
+  const waitForSlot = (signal: AbortSignal, timeoutMs?: number) =>
+    new Promise<void>((resolve) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(), timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        slotFreed = undefined;
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      slotFreed = done;
+      signal.addEventListener("abort", done, { once: true });
+    });
+
+  const worker = startWorker<null>({
+    kind: "webhook-delivery",
+    key: `${os.hostname()}:${process.pid}`,
+    logger: log,
+    init: async () => null,
+    step: async (_state, ctx) => {
+      const free = o.concurrency - inFlight.size - queued;
+      if (free <= 0) {
+        await waitForSlot(ctx.signal);
+        return 0;
+      }
+      const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
+      const fullHosts = [...held].filter(([, n]) => n >= 2 * perHost).map(([h]) => h);
+      const claimed = await claimDue({ max: free, perHost: 2 * perHost, busy: held, fullHosts, leaseMs: 2 * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const unsent = claimed.filter((m) => !m.isActive && !m.test);
+      await failUnsent(unsent);
+      for (const m of claimed) if (m.isActive || m.test) dispatch(m);
+      if (claimed.length > 0) return 0;
+      // Nothing claimable: look again after the poll interval, or as soon as a delivery ends (its
+      // host may have been at its bound), letting the deliveries ending at once end together.
+      await waitForSlot(ctx.signal, o.pollMs);
+      await setImmediate();
+      return 0;
+    },
+    classify: () => ({ what: "could not claim webhook messages" }),
+  });
+
+  const retention = o.retention ? startRetention(log) : undefined;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    get inFlight() {
+      return inFlight.size;
+    },
+    stop(options = {}) {
+      stopped ??= (async () => {
+        await Promise.all([worker.stop(), retention?.stop()]);
+        stopping = true;
+        if (options.abandon) abandon.abort();
+        else {
+          // Claimed but not started: due again at once, for another worker.
+          await releaseClaims(takeQueued()).catch((e: unknown) => log.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
+        }
+        takeQueued();
+        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        await client.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Successful attempts are recorded together: those that end while a write is in progress go in
+ * the next one, so the database sees one statement per batch rather than one per message.
+ */
+class SuccessRecorder {
+  private queue: { m: ClaimedMessage; a: AttemptRecord; resolve: (held: boolean) => void; reject: (e: unknown) => void }[] = [];
+  private writing = false;
+
+  /** Resolves true when the message was still this worker's and is now SUCCESS. */
+  add(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ m, a, resolve, reject });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, 1000);
+      try {
+        const held = await recordSuccesses(batch);
+        for (const b of batch) b.resolve(held.has(b.m.id));
+      } catch (e) {
+        for (const b of batch) b.reject(e);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+/** Deletes history older than 30 days, hourly, in one process of the cluster (an advisory lock). */
+function startRetention(log: Logger): WorkerHandle | undefined {
+  const url = databaseUrl();
+  if (!url) return undefined;
+  return startWorker<null>({
+    kind: "webhook-retention",
+    key: "all",
+    leader: { databaseUrl: url },
+    logger: log.child({ task: "retention" }),
+    init: async () => null,
+    step: async () => {
+      const swept = await sweepWebhookHistory(new Date(Date.now() - HISTORY_RETENTION_DAYS * 86_400_000));
+      if (swept.attempts + swept.messages > 0) log.info(swept, `deleted webhook history older than ${HISTORY_RETENTION_DAYS} days`);
+      return RETENTION_EVERY_MS;
+    },
+    classify: () => ({ what: "webhook history sweep failed", level: "warn" }),
+  });
+}
