@@ -4,6 +4,7 @@ import { COMETBFT_ENDPOINTS, CONSENSUS_ENDPOINTS } from "@/lib/consensus/catalog
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { EVM_METHODS } from "@/lib/evm/methods";
+import { createAdditionalKey } from "@/lib/keys/service";
 import { changePlan, setOverage } from "@/lib/projects/plan";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
@@ -168,6 +169,19 @@ describe("the allowance", () => {
     const a = await INTERFACES.node!.send(p.apiKey);
     expect(a.status).toBe(200);
     expect(limitsOf(a)).toMatchObject({ limit: "450000000" });
+  });
+
+  it("a downgrade that revokes a key: that key is refused at once, the kept one runs under the new plan", async () => {
+    const p = await createTestProject("Downgrade", "DEVELOPER");
+    const second = await createAdditionalKey(p.userId, p.projectId, "Second");
+    expect((await INTERFACES.node!.send(second.apiKey)).status).toBe(200);
+    await changePlan(await userOf(p.projectId), p.projectId, { plan: "FREE", revokeKeyIds: [second.id] });
+    const revoked = await INTERFACES.node!.send(second.apiKey);
+    expect(revoked.status).toBe(401);
+    expect(revoked.json).toEqual({ code: "AUTHENTICATION_FAILED", message: "The API key has been revoked." });
+    const kept = await INTERFACES.node!.send(p.apiKey);
+    expect(kept.status).toBe(200);
+    expect(limitsOf(kept)).toMatchObject({ limit: "1000000" });
   });
 });
 

@@ -97,16 +97,18 @@ describe("changing the plan", () => {
       code: "INVALID_PARAMETER",
       message: "revokeKeyIds: key_nope is not a key of this project.",
     });
-    const all = (await db().apiKey.findMany({ where: { projectId: p.projectId } })).map((k) => k.id);
+    const all = (await db().apiKey.findMany({ where: { projectId: p.projectId }, orderBy: { createdAt: "asc" } })).map((k) => k.id);
     expect(await refusal(changePlan(await ownerOf(p), p.projectId, { plan: "FREE", revokeKeyIds: all }))).toMatchObject({ status: 409, message: expect.stringContaining("Keep at least one key") });
     // Refused: nothing changed.
-    expect(await db().apiKey.count({ where: { projectId: p.projectId } })).toBe(4);
+    expect(await db().apiKey.count({ where: { projectId: p.projectId, revokedAt: null } })).toBe(4);
     expect((await planState(p.userId, p.projectId)).plan).toBe("DEVELOPER");
 
     const state = await changePlan(await ownerOf(p), p.projectId, { plan: "FREE", revokeKeyIds: extra });
     expect(state.plan).toBe("FREE");
     expect(state.keys.map((k) => k.id)).toEqual(all.filter((id) => !extra.includes(id)));
     expect(state.history[0]).toMatchObject({ fromPlan: "DEVELOPER", toPlan: "FREE", revokedKeys: 3 });
+    // Revoked as on the Keys page: the rows stay, marked.
+    expect(await db().apiKey.count({ where: { projectId: p.projectId, id: { in: extra }, revokedAt: { not: null } } })).toBe(3);
     // Enough room: no key needs naming.
     expect((await changePlan(await ownerOf(p), p.projectId, { plan: "STARTER_PLUS" })).plan).toBe("STARTER_PLUS");
   });

@@ -45,7 +45,7 @@ export async function planState(userId: string, projectId: string): Promise<Plan
     select: {
       plan: true,
       overage: true,
-      keys: { select: { id: true, name: true, start: true, createdAt: true }, orderBy: { createdAt: "asc" } },
+      keys: { where: { revokedAt: null }, select: { id: true, name: true, start: true, createdAt: true }, orderBy: { createdAt: "asc" } },
       planChanges: { orderBy: { createdAt: "desc" }, take: HISTORY },
     },
   });
@@ -73,7 +73,7 @@ async function forgetKeys(hashes: string[]): Promise<void> {
 /**
  * Switches the project to `plan` at once (no payment here) and records who did it and when. When
  * the plan allows fewer keys than the project has, `revokeKeyIds` must name enough of the
- * project's keys to fit (they are deleted); otherwise 409 REJECTED says how many. Moving to the free
+ * project's keys to fit (they are revoked); otherwise 409 REJECTED says how many. Moving to the free
  * plan turns overage off.
  */
 export async function changePlan(user: { id: string; email: string }, projectId: string, input: ChangePlanInput): Promise<PlanState> {
@@ -84,7 +84,7 @@ export async function changePlan(user: { id: string; email: string }, projectId:
     const [project] = await tx.$queryRaw<{ plan: Plan; overage: boolean }[]>`SELECT plan, overage FROM projects WHERE id = ${projectId} FOR UPDATE`;
     if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
     if (project.plan === input.plan) return [];
-    const keys = await tx.apiKey.findMany({ where: { projectId }, select: { id: true, hash: true } });
+    const keys = await tx.apiKey.findMany({ where: { projectId, revokedAt: null }, select: { id: true, hash: true } });
     const revoke = [...new Set(input.revokeKeyIds ?? [])];
     const unknown = revoke.filter((id) => !keys.some((k) => k.id === id));
     if (unknown.length > 0) throw new AppError("INVALID_PARAMETER", `revokeKeyIds: ${unknown[0]!.slice(0, 100)} is not a key of this project.`);
@@ -96,7 +96,8 @@ export async function changePlan(user: { id: string; email: string }, projectId:
       );
     }
     if (revoke.length > 0 && revoke.length >= keys.length) throw new AppError("REJECTED", "Keep at least one key: revoke fewer.");
-    if (revoke.length > 0) await tx.apiKey.deleteMany({ where: { projectId, id: { in: revoke } } });
+    // Revoked as on the Keys page: the rows stay (usage by key keeps its name), the keys are refused from now on.
+    if (revoke.length > 0) await tx.apiKey.updateMany({ where: { projectId, id: { in: revoke } }, data: { revokedAt: new Date() } });
     const overage = input.plan === "FREE" ? false : project.overage;
     await tx.project.update({ where: { id: projectId }, data: { plan: input.plan, overage } });
     await tx.planChange.create({
