@@ -67,6 +67,15 @@ describe("admin CLI", () => {
       expect((await admin("set-plan", "--project", projectId, "--plan", name)).json).toEqual({ projectId, plan: id });
       expect((await db().project.findUniqueOrThrow({ where: { id: projectId } })).plan).toBe(id);
     }
+    // Recorded as the Plans page's history shows it, with no user: FREE → ENTERPRISE, then the five above.
+    const changes = await db().planChange.findMany({ where: { projectId }, orderBy: { createdAt: "asc" } });
+    expect(changes.map((c) => [c.fromPlan, c.toPlan, c.userId])).toEqual([
+      ["FREE", "ENTERPRISE", null],
+      ["ENTERPRISE", "BUSINESS", null],
+      ["BUSINESS", "STARTER_PLUS", null],
+      ["STARTER_PLUS", "FREE", null],
+      ["FREE", "DEVELOPER", null],
+    ]);
   });
 
   it("exits non-zero with a JSON error for bad input, writing nothing", async () => {

@@ -7,6 +7,7 @@ import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { resetKey } from "@/lib/keys/service";
 import { planFromName, PLANS } from "@/lib/plans";
+import { setPlanAsAdmin } from "@/lib/projects/plan";
 import { projectName } from "@/lib/projects/schema";
 import { createProject, listProjects } from "@/lib/projects/service";
 
@@ -55,8 +56,7 @@ async function execute(command: string | undefined, values: Record<string, strin
       const projectId = required(values, "project");
       const plan = planFromName(required(values, "plan"));
       if (!plan) throw new AppError("INVALID_PARAMETER", `--plan must name a plan, by id or label in any case: ${Object.entries(PLANS).map(([id, p]) => `${id} (${p.label})`).join(", ")}.`);
-      const updated = await db().project.updateMany({ where: { id: projectId }, data: { plan } });
-      if (updated.count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId}.`);
+      if (!(await setPlanAsAdmin(projectId, plan))) throw new AppError("RESOURCE_NOT_FOUND", `No project ${projectId}.`);
       return { projectId, plan };
     }
     default:

@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   next?: NextHandler;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
   trustedProxyHops?: number;
+  /** Wall-clock milliseconds for the plan allowance's periods (default Date.now; tests move it across a reset). */
+  now?: () => number;
   /** Default: the "web" component logger (the gateway logs through a child of it). */
   logger?: Logger;
   /** How long close() lets requests in flight finish before it cuts their connections (default DRAIN_MS). */
@@ -46,7 +48,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops });
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

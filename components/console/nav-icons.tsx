@@ -41,6 +41,12 @@ export const icons = {
       <path d="m9.5 10 6-6M13 6.5l2 2" />
     </Icon>
   ),
+  plan: (
+    <Icon>
+      <rect x="3" y="5" width="14" height="10" rx="1.5" />
+      <path d="M3 8.5h14M6 12h3" />
+    </Icon>
+  ),
   settings: (
     <Icon>
       <circle cx="10" cy="10" r="2.5" />

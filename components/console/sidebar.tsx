@@ -23,6 +23,7 @@ const SECTIONS = [
   { segment: "usage", label: "Usage", icon: icons.usage },
   { segment: "requests", label: "Requests", icon: icons.requests },
   { segment: "keys", label: "Keys", icon: icons.keys },
+  { segment: "plan", label: "Plans", icon: icons.plan },
   { segment: "settings", label: "Settings", icon: icons.settings },
 ] as const;
 

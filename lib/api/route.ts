@@ -17,7 +17,8 @@ export async function parseBody<S extends z.ZodType>(req: Request, schema: S): P
   } catch {
     throw new AppError("INVALID_PARAMETER", "The request body must be JSON.");
   }
-  const parsed = schema.safeParse(json);
+  // reportInput: an issue carries the value it is about, telling a missing field from a wrong one.
+  const parsed = schema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";

@@ -22,8 +22,9 @@ import {
   type StoredBlock,
 } from "./store";
 import type { LedgerInfo } from "./types";
+import { RATE_LIMIT_HEADERS } from "@/lib/gateway/quota";
 
-const EXPOSE_HEADERS = ["X-Request-Id", "Retry-After", ...LEDGER_HEADERS].join(", ");
+const EXPOSE_HEADERS = ["X-Request-Id", "Retry-After", ...RATE_LIMIT_HEADERS, ...LEDGER_HEADERS].join(", ");
 /** Transactions a block answer carries at most; clients page through the rest (as the fullnode's own limit). */
 const BLOCK_TRANSACTIONS_MAX = 10_000;
 

@@ -54,23 +54,23 @@ describe("plan allowance", () => {
       data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", api: "node", endpoint: "eth_chainId", day: today, cu: 1_000_000n, requests: 1 },
     });
     const quota = new QuotaTracker();
-    const first = quota.check(p.projectId, "FREE", now);
+    const first = quota.check(p.projectId, "FREE", false, now);
     await expect(first).rejects.toMatchObject({ code: "EXCEEDED_QUOTA_LIMIT" });
 
     await withDeadDatabase(async (attempts) => {
       // Due for a refresh (30 s later): it fails in the background; the known usage still counts.
-      expectOverQuota(() => quota.check(p.projectId, "FREE", now + 31_000));
+      expectOverQuota(() => quota.check(p.projectId, "FREE", false, now + 31_000));
       await waitFor(() => quotaLines().length === 1, "the failure to be logged");
       expect(quotaLines()[0]).toMatchObject({ level: 40, msg: expect.stringContaining("quota refresh failed") });
       expect(attempts()).toBe(1);
       // Within 5 s of a failure it does not try again; then it does, and fails again, silently.
-      expectOverQuota(() => quota.check(p.projectId, "FREE", now + 33_000));
-      expectOverQuota(() => quota.check(p.projectId, "FREE", now + 37_000));
+      expectOverQuota(() => quota.check(p.projectId, "FREE", false, now + 33_000));
+      expectOverQuota(() => quota.check(p.projectId, "FREE", false, now + 37_000));
       await waitFor(() => attempts() === 2, "a second attempt");
     });
     // Back: the next attempt succeeds (once the failed one is over) and says so.
     await waitFor(() => {
-      expectOverQuota(() => quota.check(p.projectId, "FREE", now + 43_000));
+      expectOverQuota(() => quota.check(p.projectId, "FREE", false, now + 43_000));
       return quotaLines().length > 1;
     }, "the recovery to be logged");
     expect(quotaLines().map((l) => [l.level, l.msg])).toEqual([

@@ -17,6 +17,8 @@ interface Usage {
 }
 
 const REFRESH_MS = 30_000;
+
+const secondsUntilReset = (limits: PlanLimits, now: number) => Math.max(1, Math.ceil((periodEnd(limits.period, now) - now) / 1000));
 /** After a failed refresh, how long the last known numbers serve before the next attempt. */
 const RETRY_MS = 5_000;
 
@@ -24,6 +26,24 @@ const RETRY_MS = 5_000;
 export function periodStart(period: "day" | "month", now: number): number {
   const d = new Date(now);
   return period === "day" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** End of the plan period containing `now` (when the allowance resets): the next 00:00 UTC, or the next 1st. */
+export function periodEnd(period: "day" | "month", now: number): number {
+  const d = new Date(now);
+  return period === "day" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/**
+ * The rate-limit headers of every response to a request with a valid key, describing the plan's
+ * allowance (README "Rate-limit headers"): its size in CU, the CU left in the period (0 once used
+ * up, overage or not) and the seconds until it resets.
+ */
+export const RATE_LIMIT_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
+
+/** Whether the project is served past its allowance: overage is on and the plan is a paid one. */
+export function overageApplies(plan: Plan, overage: boolean): boolean {
+  return overage && plan !== "FREE";
 }
 
 /**
@@ -38,27 +58,53 @@ export class QuotaTracker {
   private failing = false;
   private readonly log = componentLogger("quota");
 
-  /** Throws EXCEEDED_QUOTA_LIMIT when over; returns a promise only when it must read the database first. */
-  check(projectId: string, plan: Plan, now = Date.now()): Promise<void> | undefined {
+  /** `clock`: wall-clock milliseconds (tests move it across a reset). */
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /**
+   * Throws EXCEEDED_QUOTA_LIMIT (with Retry-After: the seconds until the reset) when over, unless
+   * overage applies; returns a promise only when it must read the database first.
+   */
+  check(projectId: string, plan: Plan, overage = false, now = this.clock()): Promise<void> | undefined {
     const limits = PLANS[plan];
     if (limits.allowanceCu === null) return undefined;
     const start = periodStart(limits.period, now);
     const u = this.usage.get(projectId);
+    const served = overageApplies(plan, overage);
     if (!u || u.periodStart !== start) {
       const fresh: Usage = { periodStart: start, stored: 0, local: 0, refreshedAt: 0, retryAt: 0 };
       this.usage.set(projectId, fresh);
-      return this.refresh(projectId, fresh, now).then(() => this.enforce(fresh, limits));
+      return this.refresh(projectId, fresh, now).then(() => {
+        if (!served) this.enforce(fresh, limits, now);
+      });
     }
     if (now - u.refreshedAt > REFRESH_MS && now >= u.retryAt && !u.refreshing) void this.refresh(projectId, u, now);
-    this.enforce(u, limits);
+    if (!served) this.enforce(u, limits, now);
     return undefined;
   }
 
-  private enforce(u: Usage, limits: PlanLimits): void {
+  /**
+   * The X-RateLimit-* headers for the project's allowance as this process counts it (after `check`
+   * ran for the period); undefined for a plan without a fixed allowance.
+   */
+  headers(projectId: string, plan: Plan, now = this.clock()): Record<string, string> | undefined {
+    const limits = PLANS[plan];
+    if (limits.allowanceCu === null) return undefined;
+    const u = this.usage.get(projectId);
+    const used = u && u.periodStart === periodStart(limits.period, now) ? u.stored + u.local : 0;
+    return {
+      "X-RateLimit-Limit": String(limits.allowanceCu),
+      "X-RateLimit-Remaining": String(Math.max(0, limits.allowanceCu - used)),
+      "X-RateLimit-Reset": String(secondsUntilReset(limits, now)),
+    };
+  }
+
+  private enforce(u: Usage, limits: PlanLimits, now: number): void {
     if (limits.allowanceCu !== null && u.stored + u.local >= limits.allowanceCu) {
       throw new AppError(
         "EXCEEDED_QUOTA_LIMIT",
-        `This project used its ${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan. It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan for more.`,
+        `This project used its ${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan. It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan (or, on a paid plan, turn on overage) for more.`,
+        { "Retry-After": String(secondsUntilReset(limits, now)) },
       );
     }
   }

@@ -10,12 +10,12 @@ import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-li
 import { statusClass, type StatusClass, type UsageMeter } from "@/lib/usage/meter";
 import { EXCERPT_CHARS, type RequestLog } from "@/lib/usage/request-log";
 import { RateLimiter } from "./limits";
-import { QuotaTracker } from "./quota";
+import { QuotaTracker, RATE_LIMIT_HEADERS } from "./quota";
 import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch, SocketContext } from "./types";
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-const EXPOSE_HEADERS = "X-Request-Id, Retry-After";
+const EXPOSE_HEADERS = ["X-Request-Id", "Retry-After", ...RATE_LIMIT_HEADERS].join(", ");
 
 /**
  * Unknown keys that cost a database lookup, per client address (IPv6: per /64): 30 at once, then
@@ -34,6 +34,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
   trustedProxyHops?: number;
+  /** Wall-clock milliseconds for the plan allowance's periods (default Date.now; tests move it across a reset). */
+  now?: () => number;
 }
 
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
@@ -85,8 +87,8 @@ function send(res: ServerResponse, requestId: string, response: GatewayResponse)
   return body;
 }
 
-function sendError(res: ServerResponse, requestId: string, error: AppError): void {
-  send(res, requestId, { status: error.status, body: error.toJSON(), headers: error.headers });
+function sendError(res: ServerResponse, requestId: string, error: AppError, extra?: Record<string, string>): void {
+  send(res, requestId, { status: error.status, body: error.toJSON(), headers: extra ? { ...extra, ...error.headers } : error.headers });
 }
 
 function tooLarge(limit: number): AppError {
@@ -297,21 +299,24 @@ function splitPath(url: string): string[] {
  */
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(), meter: options.meter, requestLog: options.requestLog };
+  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(options.now), meter: options.meter, requestLog: options.requestLog };
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
   const clientIpOf = (req: IncomingMessage) => socketClientIp(req, options.trustedProxyHops ?? 0);
   const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
 
-  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, projectId?: string): AppError => {
-    const error = toAppError(e, (err) => log.error({ err, requestId, projectId, method: req.method }, "request failed"));
+  /** The allowance's X-RateLimit-* headers for a response to the principal's request. */
+  const limitHeaders = (p: KeyPrincipal) => shared.quota.headers(p.projectId, p.plan);
+
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, principal?: KeyPrincipal): AppError => {
+    const error = toAppError(e, (err) => log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
     if (res.headersSent) {
       res.destroy();
       return error;
     }
     req.resume();
-    sendError(res, requestId, error);
+    sendError(res, requestId, error, principal && limitHeaders(principal));
     return error;
   };
 
@@ -325,7 +330,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
-    const body = send(res, ctx.requestId, response);
+    const limits = limitHeaders(ctx.principal);
+    const body = send(res, ctx.requestId, limits ? { ...response, headers: { ...limits, ...response.headers } } : response);
     ctx.finished(response.status, body);
   }
 
@@ -341,12 +347,20 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
     checkAllowlist(req, principal, ctx);
-    const quota = shared.quota.check(principal.projectId, principal.plan);
-    const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
-    done.catch((e: unknown) => {
-      const error = fail(req, res, requestId, e, principal.projectId);
+    const failed = (e: unknown) => {
+      const error = fail(req, res, requestId, e, principal);
       if (shared.requestLog) ctx.finished(error.status, JSON.stringify(error.toJSON()));
-    });
+    };
+    let quota: Promise<void> | undefined;
+    try {
+      quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
+    } catch (e) {
+      // Over the allowance, known without waiting: answered with the allowance's headers too.
+      failed(e);
+      return;
+    }
+    const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
+    done.catch(failed);
   }
 
   /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED, metered as `rejected` at 0 CU. */
@@ -462,7 +476,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           network,
           principal,
           call: () => new RequestContext(req, requestId, network, principal, shared, mount.prefix),
-          quota: () => shared.quota.check(principal.projectId, principal.plan),
+          quota: () => shared.quota.check(principal.projectId, principal.plan, principal.overage),
         };
         const quota = ctx.quota();
         if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));

@@ -11,7 +11,7 @@ export interface GatewayContext {
   principal: KeyPrincipal;
   /** Reads the body, refusing more than `limit` bytes with 413 CONTENTS_TOO_LARGE. */
   body(limit?: number): Promise<Buffer>;
-  /** Takes throughput tokens for `cu` (429 when over the plan's rate) before doing work. */
+  /** Takes throughput tokens for `cu` (429 TOO_MANY_REQUESTS with Retry-After when over the plan's rate) before doing work. */
   charge(cu: number): void;
   /**
    * Records one metered call (a JSON-RPC batch records one per item), with its latency so far.

@@ -151,7 +151,10 @@ export class Body {
     if (limited) return tooManyRequests(limited);
     const unavailable = allRefused(answers, Unavailable);
     const response = this.answer(answers);
-    return unavailable ? serviceUnavailable(response, unavailable) : response;
+    if (unavailable) return serviceUnavailable(response, unavailable);
+    // Some items were rate-limited and others ran: HTTP 200, and still the longest wait as Retry-After.
+    const someLimited = longestRefusal(answers, RateLimited);
+    return someLimited ? { ...response, headers: { ...response.headers, "Retry-After": String(someLimited.retryAfter) } } : response;
   }
 
   private answer(answers: readonly Answer[]): GatewayResponse {
@@ -187,6 +190,16 @@ function allRefused<T extends Refused>(answers: readonly Answer[], kind: abstrac
   let longest: T | undefined;
   for (const a of answers) {
     if (a instanceof RawJson || !("error" in a) || !(a.error instanceof kind)) return undefined;
+    if (!longest || a.error.retryAfter > longest.retryAfter) longest = a.error;
+  }
+  return longest;
+}
+
+/** The refusal of that kind with the longest wait among the answers, undefined when there is none. */
+function longestRefusal<T extends Refused>(answers: readonly Answer[], kind: abstract new (...args: never[]) => T): T | undefined {
+  let longest: T | undefined;
+  for (const a of answers) {
+    if (a instanceof RawJson || !("error" in a) || !(a.error instanceof kind)) continue;
     if (!longest || a.error.retryAfter > longest.retryAfter) longest = a.error;
   }
   return longest;

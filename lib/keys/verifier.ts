@@ -20,6 +20,8 @@ export interface KeyPrincipal {
   keyId: string;
   projectId: string;
   plan: Plan;
+  /** Overage on: a paid plan's project is served (and metered) past its allowance. */
+  overage: boolean;
   /** The account that owns the project: free projects of one account share one throughput limit. */
   ownerId: string;
   /** The key's origin and address allowlists; absent when it has none. */
@@ -169,7 +171,7 @@ export class KeyVerifier {
     const pending: Promise<Verification> = db()
       .apiKey.findUnique({
         where: { hash },
-        select: { id: true, hash: true, projectId: true, revokedAt: true, allowedOrigins: true, allowedIps: true, project: { select: { plan: true, ownerId: true } } },
+        select: { id: true, hash: true, projectId: true, revokedAt: true, allowedOrigins: true, allowedIps: true, project: { select: { plan: true, overage: true, ownerId: true } } },
       })
       .then((row): Verification => {
         // The index found the row by hash; compare again in constant time before trusting it.
@@ -307,9 +309,9 @@ function principalOf(row: {
   projectId: string;
   allowedOrigins: string[];
   allowedIps: string[];
-  project: { plan: Plan; ownerId: string };
+  project: { plan: Plan; overage: boolean; ownerId: string };
 }): KeyPrincipal {
-  const principal: KeyPrincipal = { keyId: row.id, projectId: row.projectId, plan: row.project.plan, ownerId: row.project.ownerId };
+  const principal: KeyPrincipal = { keyId: row.id, projectId: row.projectId, plan: row.project.plan, overage: row.project.overage, ownerId: row.project.ownerId };
   const allow = KeyAllowlist.compile(row.allowedOrigins, row.allowedIps);
   if (allow) principal.allow = allow;
   return principal;

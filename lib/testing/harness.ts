@@ -35,12 +35,15 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** The public API server on a free port (no Next.js), with its own meter and request log (flushed by the test). */
-export async function startTestGateway(options: { trustedProxyHops?: number } = {}): Promise<TestGateway> {
+/**
+ * The public API server on a free port (no Next.js), with its own meter and request log (flushed
+ * by the test). `now`: the gateway's wall clock for plan periods (a test moves it across a reset).
+ */
+export async function startTestGateway(options: { trustedProxyHops?: number; now?: () => number } = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
   const requestLog = new RequestLog();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, trustedProxyHops: options.trustedProxyHops });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, trustedProxyHops: options.trustedProxyHops, now: options.now });
   return {
     url: server.url,
     meter,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
-import { periodStart } from "@/lib/gateway/quota";
+import { periodEnd, periodStart } from "@/lib/gateway/quota";
 import { networkBySlug } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 import { LATENCY_BUCKETS, percentile } from "./latency";
@@ -193,8 +193,7 @@ async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[]): P
 export async function allowanceOf(projectId: string, plan: Plan, now = Date.now()): Promise<Allowance> {
   const limits = PLANS[plan];
   const start = periodStart(limits.period, now);
-  const d = new Date(start);
-  const resets = limits.period === "day" ? start + 86_400_000 : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  const resets = periodEnd(limits.period, now);
   const rows = await db().$queryRaw<{ cu: bigint | null }[]>`SELECT sum(cu) AS cu FROM usage_days WHERE project_id = ${projectId} AND day >= ${new Date(start)}`;
   return {
     plan,

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { AllowanceBanner } from "@/components/console/allowance-banner";
 import { projectAccess } from "@/components/console/project-access";
 import { Sidebar } from "@/components/console/sidebar";
 import { VerifyEmailBanner } from "@/components/console/verify-email-banner";
@@ -22,6 +23,7 @@ export default async function ConsoleLayout({ children, params }: { children: Re
       <Sidebar projectId={projectId} email={access.user.email} projects={projects.map((p) => ({ id: p.id, name: p.name }))} />
       <main id="main" tabIndex={-1} className="min-w-0 flex-1 focus:outline-none">
         {unverified ? <VerifyEmailBanner email={unverified.email} /> : null}
+        <AllowanceBanner project={access.project} />
         <div className="mx-auto w-full max-w-5xl px-4 py-6 sm:px-6 lg:px-10 lg:py-10">{children}</div>
       </main>
     </div>
