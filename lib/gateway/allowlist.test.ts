@@ -11,7 +11,9 @@ let owner: Awaited<ReturnType<typeof createTestProject>>;
 
 beforeAll(async () => {
   gw = await startTestGateway({ trustedProxyHops: 1 });
-  owner = await createTestProject("Allowlists", "DEVELOPER");
+  // Business: every test makes several rounds of calls on all interfaces within a second or two,
+  // more CU per second than smaller plans allow.
+  owner = await createTestProject("Allowlists", "BUSINESS");
 }, 120_000);
 afterAll(async () => gw.stop());
 

@@ -43,7 +43,7 @@ const unknownKey = () => generateKeyMaterial().secret;
 
 async function principalOf(projectId: string) {
   const key = await db().apiKey.findFirstOrThrow({ where: { projectId }, select: { id: true, project: { select: { ownerId: true } } } });
-  return { keyId: key.id, projectId, plan: "FREE", ownerId: key.project.ownerId };
+  return { keyId: key.id, projectId, plan: "FREE", overage: false, ownerId: key.project.ownerId };
 }
 
 describe("key verification", () => {
