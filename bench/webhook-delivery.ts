@@ -24,6 +24,7 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
 import { enqueueMessages } from "@/lib/webhooks/outbox";
 import { createWebhook } from "@/lib/webhooks/service";
+import { monotonicUs } from "./cpu-profile";
 import { throwawayDatabase } from "./database";
 import { spawnNode, waitUntilReady } from "./processes";
 import { machineInfo } from "./resources";
@@ -135,6 +136,7 @@ export async function webhookDeliveryBench(argv: string[]): Promise<number> {
   log("delivering…");
   const meter = new UsageMeter();
   const started = performance.now();
+  const windowStart = monotonicUs();
   const worker = startDelivery({ meter, retention: false, perHost: opts.perHost, concurrency: Math.max(opts.perHost, 256) });
   let left = opts.messages;
   while (left > 0) {
@@ -142,6 +144,8 @@ export async function webhookDeliveryBench(argv: string[]): Promise<number> {
     left = await db().webhookMessage.count({ where: { status: "PENDING" } });
   }
   const seconds = (performance.now() - started) / 1000;
+  // For `node --cpu-prof`: summarizeCpuProfile(file, root, [[start, end]]) keeps this window.
+  log(`delivery window (monotonic µs): ${windowStart} ${monotonicUs()}`);
   await worker.stop();
   await meter.stop();
   const failed = await db().webhookMessage.count({ where: { status: { not: "SUCCESS" } } });

@@ -8,11 +8,15 @@
  * an attempt checks that it still holds the lease (nextAttemptAt unchanged) before changing the
  * message, so a message is delivered twice only when an attempt was in flight as its worker died.
  *
+ * The statements on the hot path (claim, release, success) go through node-postgres (rawPool())
+ * rather than Prisma: one parsed and planned statement per batch, without the query compiler's
+ * work per call.
+ *
  * No statement here holds two row locks in an order another takes the other way round: a success
  * touches its message, then (separately) its subscription; a failure locks the subscription, then
  * its messages, as deleting a subscription does.
  */
-import { db } from "@/lib/db/client";
+import { db, rawPool } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
 
 /** A claimed message, with what its delivery needs from the subscription. */
@@ -55,7 +59,7 @@ export interface ClaimLimits {
 }
 
 /** Due messages a claim locks and looks at, at most (it leases those within their hosts' bounds). */
-const CLAIM_SCAN = 64;
+export const CLAIM_SCAN = 64;
 
 // Due messages are locked in index order (skipping rows other workers hold, and hosts that are
 // full), ranked per host, and only those within each host's free slots are leased; the rest are
@@ -96,25 +100,31 @@ export async function claimDue(limits: ClaimLimits): Promise<ClaimedMessage[]> {
   const used = hosts.map((h) => limits.busy.get(h)!);
   const lease = new Date(Date.now() + limits.leaseMs);
   const args = [limits.max, hosts, used, [...limits.fullHosts], limits.perHost, lease, limits.projectIds ? [...limits.projectIds] : null];
-  return db().$queryRawUnsafe<ClaimedMessage[]>(limits.fullHosts.length > 0 ? CLAIM_SKIPPING_HOSTS : CLAIM, ...args);
+  const skipping = limits.fullHosts.length > 0;
+  const { rows } = await rawPool().query<ClaimedMessage>({ name: skipping ? "webhook-claim-skipping" : "webhook-claim", text: skipping ? CLAIM_SKIPPING_HOSTS : CLAIM, values: args });
+  return rows;
 }
 
 /** The messages of inactive subscriptions fail without being sent (see worker.ts). */
 export async function failUnsent(messages: readonly ClaimedMessage[]): Promise<void> {
   if (messages.length === 0) return;
-  await db().$executeRaw`
-    UPDATE webhook_messages m SET status = 'FAIL', next_attempt_at = NULL
-    FROM unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.lease)}::timestamptz[]) AS c(id, lease)
-    WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`;
+  await rawPool().query(
+    `UPDATE webhook_messages m SET status = 'FAIL', next_attempt_at = NULL
+     FROM unnest($1::text[], $2::timestamptz[]) AS c(id, lease)
+     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`,
+    [messages.map((m) => m.id), messages.map((m) => m.lease)],
+  );
 }
 
 /** Claimed messages this worker will not send (it is stopping): due again now, for another worker. */
 export async function releaseClaims(messages: readonly ClaimedMessage[]): Promise<void> {
   if (messages.length === 0) return;
-  await db().$executeRaw`
-    UPDATE webhook_messages m SET next_attempt_at = now()
-    FROM unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.lease)}::timestamptz[]) AS c(id, lease)
-    WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`;
+  await rawPool().query(
+    `UPDATE webhook_messages m SET next_attempt_at = now()
+     FROM unnest($1::text[], $2::timestamptz[]) AS c(id, lease)
+     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`,
+    [messages.map((m) => m.id), messages.map((m) => m.lease)],
+  );
 }
 
 /** What one attempt gave, for its WebhookAttempt row. */
@@ -166,23 +176,40 @@ function attemptRow(m: ClaimedMessage, a: AttemptRecord) {
  */
 export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: AttemptRecord }[]): Promise<Set<string>> {
   if (done.length === 0) return new Set();
-  const rows = done.map(({ m, a }) => attemptRow(m, a));
-  const updated = await db().$queryRaw<{ id: string }[]>`
-    WITH attempts AS (
+  const n = done.length;
+  const cols = { id: new Array<string>(n), message: new Array<string>(n), sub: new Array<string>(n), project: new Array<string>(n), attempt: new Array<number>(n), startedAt: new Array<Date>(n), duration: new Array<number>(n), status: new Array<number | null>(n), body: new Array<string | null>(n), headers: new Array<string>(n), lease: new Array<Date>(n) };
+  const failing = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const { m, a } = done[i]!;
+    cols.id[i] = newId("att");
+    cols.message[i] = m.id;
+    cols.sub[i] = m.subscriptionId;
+    cols.project[i] = m.projectId;
+    cols.attempt[i] = m.attempts + 1;
+    cols.startedAt[i] = a.startedAt;
+    cols.duration[i] = a.durationMs;
+    cols.status[i] = a.httpStatus;
+    cols.body[i] = a.responseBody;
+    cols.headers[i] = JSON.stringify(a.requestHeaders);
+    cols.lease[i] = m.lease;
+    if (m.failingSince !== null) failing.add(m.subscriptionId);
+  }
+  const { rows: updated } = await rawPool().query<{ id: string }>({
+    name: "webhook-record-successes",
+    text: `WITH attempts AS (
       INSERT INTO webhook_attempts (id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, http_status, success, response_body, request_headers)
-      SELECT * FROM unnest(
-        ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.messageId)}::text[], ${rows.map((r) => r.subscriptionId)}::text[], ${rows.map((r) => r.projectId)}::text[],
-        ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.startedAt)}::timestamptz[], ${rows.map((r) => r.durationMs)}::int[], ${rows.map((r) => r.httpStatus)}::int[],
-        ${rows.map(() => true)}::boolean[], ${rows.map((r) => r.responseBody)}::text[], ${rows.map((r) => JSON.stringify(r.requestHeaders))}::jsonb[]
-      )
+      SELECT a.id, a.message_id, a.subscription_id, a.project_id, a.attempt, a.started_at, a.duration_ms, a.http_status, true, a.response_body, a.request_headers
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], $10::jsonb[])
+        AS a(id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, http_status, response_body, request_headers)
     )
     UPDATE webhook_messages m SET status = 'SUCCESS', attempts = m.attempts + 1, next_attempt_at = NULL
-    FROM unnest(${done.map((d) => d.m.id)}::text[], ${done.map((d) => d.m.lease)}::timestamptz[]) AS c(id, lease)
+    FROM unnest($2::text[], $11::timestamptz[]) AS c(id, lease)
     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease
-    RETURNING m.id`;
+    RETURNING m.id`,
+    values: [cols.id, cols.message, cols.sub, cols.project, cols.attempt, cols.startedAt, cols.duration, cols.status, cols.body, cols.headers, cols.lease],
+  });
   // A success ends the subscription's run of failures (its own statement: see the module comment).
-  const failing = [...new Set(done.filter((d) => d.m.failingSince !== null).map((d) => d.m.subscriptionId))];
-  if (failing.length > 0) await db().webhookSubscription.updateMany({ where: { id: { in: failing }, failingSince: { not: null } }, data: { failingSince: null } });
+  if (failing.size > 0) await rawPool().query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = ANY($1::text[]) AND failing_since IS NOT NULL", [[...failing]]);
   return new Set(updated.map((u) => u.id));
 }
 

@@ -32,7 +32,7 @@ import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
 import { nextAttemptAt, retryAfterMs } from "./schedule";
 import { DeliveryClient } from "./send";
-import { claimDue, failUnsent, releaseClaims, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
+import { CLAIM_SCAN, claimDue, failUnsent, releaseClaims, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
 
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
@@ -42,6 +42,7 @@ export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
  */
 export const LEASE_MARGIN_MS = 30_000;
 const RETENTION_EVERY_MS = 3600_000;
+const SIGNING_KEYS_KEPT = 10_000;
 
 export interface DeliveryOptions {
   /** Default WEBHOOK_TIMEOUT_MS. */
@@ -106,6 +107,18 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   let queued = 0;
   const successes = new SuccessRecorder();
   let slotFreed: (() => void) | undefined;
+  /** Deliveries ended since the last claim that found less than it asked for. */
+  let endedSinceShortClaim = 0;
+  /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
+  const keys = new Map<string, string>();
+  const signingKeyOf = (ciphertext: string) => {
+    let key = keys.get(ciphertext);
+    if (key === undefined) {
+      if (keys.size >= SIGNING_KEYS_KEPT) keys.delete(keys.keys().next().value!);
+      keys.set(ciphertext, (key = decryptSigningKey(ciphertext)));
+    }
+    return key;
+  };
 
   /** One attempt; `answered` is called once the exchange with the receiver is over, before recording. */
   const deliver = async (m: ClaimedMessage, answered: () => void): Promise<void> => {
@@ -115,7 +128,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     const res = await client.send({
       url: m.webhookUrl,
       body,
-      headers: signatureHeaders(decryptSigningKey(m.signingKey), m.id, body, startedAt),
+      headers: signatureHeaders(signingKeyOf(m.signingKey), m.id, body, startedAt),
       timeoutMs: o.timeoutMs,
       signal: abandon.signal,
     });
@@ -166,6 +179,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     const releaseHost = () => {
       if (answered) return;
       answered = true;
+      endedSinceShortClaim++;
       host.sending--;
       const next = host.queue.shift();
       if (next) {
@@ -238,10 +252,16 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
-      if (claimed.length > 0) return 0;
-      // Nothing claimable: look again after the poll interval, or as soon as a delivery ends (its
-      // host may have been at its bound), letting the deliveries ending at once end together.
-      await waitForSlot(ctx.signal, o.pollMs);
+      if (claimed.length >= Math.min(free, CLAIM_SCAN)) return 0;
+      // The claim found less than it could take: nothing more is due, or the hosts of what is due
+      // are at their bounds. Look again after the poll interval, or once a round of deliveries
+      // (perHost of them) has ended, letting the deliveries ending meanwhile end together: one
+      // claim then takes a round's worth, rather than one claim per delivery that ends.
+      endedSinceShortClaim = 0;
+      const until = performance.now() + o.pollMs;
+      for (let left = o.pollMs; left > 0 && endedSinceShortClaim < perHost && !ctx.signal.aborted; left = until - performance.now()) {
+        await waitForSlot(ctx.signal, left);
+      }
       await setImmediate();
       return 0;
     },
