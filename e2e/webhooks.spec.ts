@@ -161,3 +161,41 @@ test("deliveries of a LOG webhook arrive in the test inbox and the delivery hist
   await page.getByRole("dialog").getByRole("button", { name: "Delete webhook" }).click();
   await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();
 });
+
+test("a TRANSACTION webhook on Aptos testnet delivers the devnet's fungible-asset deposits to a test inbox", async ({ page }) => {
+  test.setTimeout(180_000);
+  await signUp(page, uniqueEmail("webhooks-aptos"));
+  await completeOnboarding(page);
+  await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+  await page.getByRole("link", { name: "Create webhook" }).last().click();
+
+  await page.getByRole("radio", { name: /Transaction/ }).check();
+  await page.getByLabel("Network", { exact: true }).selectOption({ label: "Aptos Testnet" });
+  await page.getByLabel("Event type").fill("0x1::fungible_asset::Deposit");
+  await page.getByLabel("Event account address").fill("0x0");
+  await page.getByLabel("Description").fill("Aptos deposits");
+  await page.getByRole("button", { name: "Use a test inbox" }).click();
+  await expect(page.getByLabel("Webhook URL")).toHaveValue(/\/v1\/inbox\/[A-Za-z0-9_-]{32}$/);
+
+  // Preview finds the devnet's deposits of the last 100 blocks.
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByRole("region", { name: "Preview" })).toContainText(/matches? in blocks/, { timeout: 30_000 });
+
+  await page.getByRole("button", { name: "Create webhook" }).click();
+  await expect(page.getByRole("heading", { name: "Webhook created" })).toBeVisible();
+  await page.getByRole("link", { name: "View webhook" }).click();
+
+  // Blocks produced after creation deliver their matching transactions, signed.
+  const history = page.getByTestId("history-row");
+  await expect(history.first()).toContainText("Success", { timeout: 120_000 });
+  await page.getByLabel("Show message bodies").check();
+  await history.first().getByRole("button", { name: "Details" }).click();
+  await expect(page.getByText('"eventType": "TRANSACTION"').first()).toBeVisible();
+  await expect(page.getByText('"type": "0x1::fungible_asset::Deposit"').first()).toBeVisible();
+
+  await page.getByRole("link", { name: "← Webhooks" }).click();
+  const inbox = page.getByTestId("inbox");
+  await inbox.getByRole("button", { name: "Show requests" }).click();
+  await expect(inbox.getByTestId("inbox-request").first()).toContainText("Signature verified");
+  await expect(inbox.getByText("Signature invalid")).toHaveCount(0);
+});

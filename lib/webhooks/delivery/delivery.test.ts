@@ -177,7 +177,8 @@ describe("a delivered message", () => {
     expect(attempt!.requestHeaders).toMatchObject({ "webhook-id": queued!.id, "content-type": "application/json", "user-agent": USER_AGENT });
     expect(JSON.stringify(attempt!.requestHeaders)).not.toContain(key.slice(6, 20));
 
-    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+    // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
+    await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
   });
 
   it("fails three times, then succeeds: four attempts in the history, one webhook-id, charged once", async () => {
@@ -200,7 +201,8 @@ describe("a delivered message", () => {
     expect(history[0]).toMatchObject({ error: "the receiver answered HTTP 500", responseBody: "boom" });
     expect(new Set(r.received.map((x) => x.headers["webhook-id"]))).toEqual(new Set([queued!.id]));
     expect(r.received).toHaveLength(4);
-    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+    // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
+    await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
     expect((await db().webhookSubscription.findUniqueOrThrow({ where: { id: sub.subscriptionId } })).failingSince).toBeNull();
   });
 
@@ -372,7 +374,8 @@ describe("workers that stop", () => {
     worker({ timeoutMs: 1000, leaseMarginMs: 300 });
     expect(await settled(queued!.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
     expect(r.received.map((x) => x.headers["webhook-id"])).toEqual([queued!.id, queued!.id]);
-    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+    // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
+    await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
   });
 
   it("a clean stop finishes the attempts in flight and records them", async () => {
@@ -401,6 +404,7 @@ describe("workers that stop", () => {
     for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
     expect(r.received).toHaveLength(60);
     expect(new Set(r.received.map((x) => x.headers["webhook-id"])).size).toBe(60);
-    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 600n, requests: 60 });
+    // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
+    await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 600n, requests: 60 });
   });
 });
