@@ -3,15 +3,22 @@
 // one JSON line per block that every subscriber received: {height, first, last} as epoch ms.
 import WebSocket from "ws";
 
-const [url, countText] = process.argv.slice(2);
+const [urlArg, countText] = process.argv.slice(2);
+const url = urlArg ?? "";
+if (url === "") throw new Error("usage: cometbft-ws-clients.mjs <websocket URL> <count>");
 const count = Number(countText);
 const now = () => performance.timeOrigin + performance.now();
 /** height → [received, first, last] */
 const blocks = new Map();
 let acked = 0;
 
+/**
+ * @param {number} i
+ * @returns {Promise<void>}
+ */
 function open(i) {
-  return new Promise((resolve, reject) => {
+  return /** @type {Promise<void>} */ (
+    new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
     ws.on("message", (data) => {
       const at = now();
@@ -37,7 +44,8 @@ function open(i) {
       resolve();
     });
     ws.once("error", reject);
-  });
+    })
+  );
 }
 
 for (let i = 0; i < count; i += 50) await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => open(i + j)));
