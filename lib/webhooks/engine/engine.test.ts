@@ -78,7 +78,8 @@ async function inOneBlock(send: () => Promise<unknown>): Promise<void> {
 }
 
 const mine = (blocks: number) => testClient.mine({ blocks });
-const head = () => pub.getBlockNumber();
+// Uncached: waiting for a receipt fills viem's block-number cache, which would answer an older head.
+const head = () => pub.getBlockNumber({ cacheTime: 0 });
 
 /** Steps the follower until it has nothing more to do right away. */
 async function drain(f: { follower: NetworkFollower; state: Awaited<ReturnType<NetworkFollower["init"]>> }): Promise<void> {
