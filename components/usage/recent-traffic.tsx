@@ -5,7 +5,7 @@ import { api, errorMessage } from "@/components/api-client";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatNumber, formatTime } from "@/components/ui/format";
 import { Skeleton } from "@/components/ui/skeleton";
-import { formatMs, INTERFACE_LABELS, LIVE_REFRESH_MS, type TrafficStats, type TrafficSummary } from "./requests-data";
+import { formatMs, INTERFACE_LABELS, LIVE_REFRESH_MS, type InterfaceId, type TrafficStats, type TrafficSummary } from "./requests-data";
 
 function Row({ label, stats, strong = false }: { label: string; stats: TrafficStats; strong?: boolean }) {
   const cell = "px-3 py-2 text-right tabular-nums";
@@ -66,8 +66,8 @@ export function RecentTraffic({ projectId }: { projectId: string }) {
                 </tr>
               </thead>
               <tbody>
-                {Object.entries(INTERFACE_LABELS).map(([id, label]) => (
-                  <Row key={id} label={label} stats={t.interfaces[id] ?? { requests: 0, failed: 0, latency: { avg: null, median: null, min: null, max: null } }} />
+                {(Object.entries(INTERFACE_LABELS) as Array<[InterfaceId, string]>).map(([id, label]) => (
+                  <Row key={id} label={label} stats={t.interfaces[id]} />
                 ))}
                 <Row label="All interfaces" stats={t.total} strong />
               </tbody>

@@ -11,7 +11,7 @@ import { Input, Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { EmptyState } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
-import { formatClock, formatMs, INTERFACE_LABELS, LIVE_REFRESH_MS, STATUS_FILTERS, type RequestDetails, type RequestRow } from "./requests-data";
+import { formatClock, formatMs, INTERFACE_LABELS, interfaceLabel, LIVE_REFRESH_MS, STATUS_FILTERS, type RequestDetails, type RequestRow } from "./requests-data";
 
 interface Filters {
   interface: string;
@@ -61,7 +61,7 @@ function Details({ projectId, id, onClose }: { projectId: string; id: string; on
   const fields: Array<[string, React.ReactNode]> = d
     ? [
         ["Time", `${formatDateTime(d.at)} (${formatClock(d.at)})`],
-        ["Interface", INTERFACE_LABELS[d.interface] ?? d.interface],
+        ["Interface", interfaceLabel(d.interface)],
         ["Network", d.network],
         ["Method", d.calls > 1 ? `batch of ${d.calls} calls` : d.method],
         ["Status", <StatusBadge key="s" row={d} />],

@@ -1,12 +1,20 @@
 /** Shapes of GET /api/projects/<id>/requests and /traffic (lib/usage/requests.ts), for the console. */
 
-export const INTERFACE_LABELS: Record<string, string> = {
+import type { TrafficSummary } from "@/lib/usage/requests";
+
+/** The public interfaces the request log and the traffic summary know. */
+export type InterfaceId = keyof TrafficSummary["interfaces"];
+
+export const INTERFACE_LABELS: Record<InterfaceId, string> = {
   node: "EVM JSON-RPC (/node)",
   rpc: "Consensus RPC (/rpc)",
   cometbft: "CometBFT (/cometbft)",
   aptos: "Aptos REST (/aptos)",
   v1: "Webhook API (/v1)",
 };
+
+/** The label of an interface as a log row names it (its id when unknown). */
+export const interfaceLabel = (id: string): string => (INTERFACE_LABELS as Record<string, string | undefined>)[id] ?? id;
 
 export const STATUS_FILTERS: Array<{ id: string; label: string }> = [
   { id: "2xx", label: "Success (2xx)" },
@@ -16,42 +24,7 @@ export const STATUS_FILTERS: Array<{ id: string; label: string }> = [
   { id: "rpc_error", label: "JSON-RPC error" },
 ];
 
-export interface RequestRow {
-  id: string;
-  requestId: string;
-  at: string;
-  interface: string;
-  network: string;
-  method: string;
-  calls: number;
-  status: number;
-  statusClass: string;
-  latencyMs: number;
-  cu: number;
-  keyId: string;
-  keyName: string | null;
-}
-
-export interface RequestDetails extends RequestRow {
-  path: string;
-  params: string;
-  result: string;
-}
-
-export interface TrafficStats {
-  requests: number;
-  failed: number;
-  latency: { avg: number | null; median: number | null; min: number | null; max: number | null };
-}
-
-export interface TrafficSummary {
-  from: string;
-  to: string;
-  total: TrafficStats;
-  interfaces: Record<string, TrafficStats>;
-  complete: boolean;
-  coveredFrom: string;
-}
+export type { RequestDetails, RequestRow, TrafficStats, TrafficSummary } from "@/lib/usage/requests";
 
 /** How often the live views ask for fresh rows. */
 export const LIVE_REFRESH_MS = 3000;

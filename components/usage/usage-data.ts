@@ -1,29 +1,9 @@
 /** Shapes of GET /api/projects/<id>/usage (lib/usage/query.ts) and the ranges the console offers. */
 
-export type GroupBy = "endpoint" | "method" | "network" | "key" | "status";
+export type { GroupBy, Series, UsageReport } from "@/lib/usage/query";
+import type { GroupBy } from "@/lib/usage/query";
+
 export type RangeId = "1h" | "2h" | "24h" | "7d" | "30d" | "period";
-
-export interface Series {
-  cu: number[];
-  requests: number[];
-  errors: number[];
-  p50: Array<number | null>;
-  p95: Array<number | null>;
-  p99: Array<number | null>;
-}
-
-export interface UsageReport {
-  from: string;
-  to: string;
-  step: string;
-  stepSeconds: number;
-  groupBy: GroupBy;
-  times: string[];
-  groups: Array<Series & { key: string; label: string }>;
-  total: Series;
-  sums: { cu: number; requests: number; errors: number };
-  allowance: { plan: string; label: string; period: "day" | "month"; allowanceCu: number | null; usedCu: number; periodStart: string; resetsAt: string };
-}
 
 export const GROUP_BY_LABELS: Record<GroupBy, string> = {
   endpoint: "API",
