@@ -62,7 +62,9 @@ function postgresOn(port: number): number[] {
 afterAll(async () => {
   server?.kill("SIGTERM");
   await disconnectDb();
-  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  // A devnet of the last server may still be writing its state for a moment after that server
+  // ends (its children follow it within about a second): retry while the directory refills.
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
 });
 
 describe("kill -9 of the server under load", () => {
