@@ -167,26 +167,34 @@ export async function runBatch(calls: Array<Answer | (() => Promise<Answer>)>, i
   return answers;
 }
 
+/**
+ * A JSON-RPC POST endpoint (one call or a batch) over `call`, which checks and charges one item;
+ * every item is checked and charged in order before any of them runs. `refusal` words a body that
+ * is not JSON-RPC (default: as it is).
+ */
+export function batchEndpoint(call: (ctx: GatewayContext, body: Body, i: number) => Answer | (() => Promise<Answer>), refusal: (e: RpcError) => RpcError = (e) => e): Endpoint {
+  return {
+    methods: ["POST"],
+    async handle(ctx) {
+      const body = parseBody(await ctx.body(), COMET);
+      if (body instanceof RpcError) {
+        ctx.meter("invalid", 0, true);
+        return refuseBody(refusal(body));
+      }
+      const calls: Array<Answer | (() => Promise<Answer>)> = [];
+      const ids: Id[] = [];
+      for (let i = 0; i < body.size; i++) {
+        calls.push(call(ctx, body, i));
+        const req = body.request(i);
+        ids.push(req instanceof InvalidRequest ? req.id : body.id(i, req));
+      }
+      return body.respond(await runBatch(calls, ids));
+    },
+  };
+}
+
 /** `POST /rpc/<network>`: the same methods as JSON-RPC 2.0 with named params, as CometBFT serves them. */
-const jsonRpcEndpoint: Endpoint = {
-  methods: ["POST"],
-  async handle(ctx) {
-    const body = parseBody(await ctx.body(), COMET);
-    if (body instanceof RpcError) {
-      ctx.meter("invalid", 0, true);
-      return refuseBody(body);
-    }
-    // Each item is checked and charged in order before any of them runs.
-    const calls: Array<Answer | (() => Promise<Answer>)> = [];
-    const ids: Id[] = [];
-    for (let i = 0; i < body.size; i++) {
-      calls.push(callOne(ctx, body, i));
-      const req = body.request(i);
-      ids.push(req instanceof InvalidRequest ? req.id : body.id(i, req));
-    }
-    return body.respond(await runBatch(calls, ids));
-  },
-};
+const jsonRpcEndpoint = batchEndpoint(callOne);
 
 const uriEndpoints = Object.fromEntries(Object.keys(CONSENSUS_ENDPOINTS).map((m) => [m, uriEndpoint(m as ConsensusMethod)])) as Record<ConsensusMethod, Endpoint>;
 

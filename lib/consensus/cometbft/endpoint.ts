@@ -6,10 +6,10 @@
  */
 import { isStatementTimeout } from "@/lib/db/client";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
-import { chargeItem, failure, parseBody, refuseBody, respondOne, type Answer, type Body } from "@/lib/jsonrpc/envelope";
+import { chargeItem, failure, respondOne, type Answer, type Body } from "@/lib/jsonrpc/envelope";
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, InvalidRequest, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, type Id } from "@/lib/jsonrpc/errors";
 import { callCu, COMETBFT_ENDPOINTS, isCometbftMethod, type CometbftMethod } from "../catalog";
-import { COMET, inProjectTurn, runBatch, timedOut, unavailable } from "../endpoint";
+import { batchEndpoint, COMET, inProjectTurn, timedOut, unavailable } from "../endpoint";
 import { runNative } from "./handlers";
 import { cometbftSocket } from "./websocket";
 import { parseNativeParams, type Form } from "./params";
@@ -91,24 +91,7 @@ export function callOne(ctx: GatewayContext, body: Body, i: number): Answer | ((
 }
 
 /** `POST /cometbft/<network>[/<KEY>]`: JSON-RPC 2.0, one call or a batch. */
-const jsonRpcEndpoint: Endpoint = {
-  methods: ["POST"],
-  async handle(ctx) {
-    const body = parseBody(await ctx.body(), COMET);
-    if (body instanceof RpcError) {
-      ctx.meter("invalid", 0, true);
-      return refuseBody(cometError(body));
-    }
-    const calls: Array<Answer | (() => Promise<Answer>)> = [];
-    const ids: Id[] = [];
-    for (let i = 0; i < body.size; i++) {
-      calls.push(callOne(ctx, body, i));
-      const req = body.request(i);
-      ids.push(req instanceof InvalidRequest ? req.id : body.id(i, req));
-    }
-    return body.respond(await runBatch(calls, ids));
-  },
-};
+const jsonRpcEndpoint = batchEndpoint(callOne, cometError);
 
 const uriEndpoints = Object.fromEntries(Object.keys(COMETBFT_ENDPOINTS).map((m) => [m, uriEndpoint(m as CometbftMethod)])) as Record<CometbftMethod, Endpoint>;
 
