@@ -39,6 +39,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "native CometBFT WebSocket fan-out: 1,000 NewBlock subscribers, block stored → first/last event p50/p99, server memory per subscriber",
     load: async () => (await import("./cometbft-ws")).cometbftWsBench,
   },
+  webhooks: {
+    summary: "webhooks end to end on one anvil devnet: 10,000 LOG subscriptions, block mined → delivered p50/p99, deliveries/s vs bare POSTs, matching time",
+    load: async () => (await import("./webhooks")).webhooksBench,
+  },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",
     load: async () => (await import("./webhook-matching")).webhookMatchingBench,

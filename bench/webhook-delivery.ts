@@ -65,7 +65,7 @@ function parseOptions(argv: string[]) {
   };
 }
 
-async function bareRate(url: string, bodies: string[], concurrency: number): Promise<{ perSec: number; failures: number }> {
+export async function bareRate(url: string, bodies: string[], concurrency: number): Promise<{ perSec: number; failures: number }> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: concurrency });
   let next = 0;

@@ -1,0 +1,28 @@
+// The receiver `npm run bench -- webhooks` delivers to: node:http on loopback, answering 200 to
+// every POST, recording when each one arrived (wall clock, ms with fractions) and the
+// block_number of its first message. GET /arrivals answers them as [[blockNumber, ms], ...].
+//
+//   PORT=8080 node bench/webhook-receiver.mjs
+import { createServer } from "node:http";
+import { performance } from "node:perf_hooks";
+
+const now = () => performance.timeOrigin + performance.now();
+/** @type {Array<[number, number]>} */
+const arrivals = [];
+const BLOCK = /"block_number":(\d+)/;
+
+createServer((req, res) => {
+  if (req.method === "GET") {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(arrivals));
+    return;
+  }
+  const at = now();
+  /** @type {Buffer[]} */
+  const chunks = [];
+  req.on("data", (/** @type {Buffer} */ c) => chunks.push(c));
+  req.on("end", () => {
+    const m = BLOCK.exec(Buffer.concat(chunks).toString("utf8"));
+    arrivals.push([m ? Number(m[1]) : -1, at]);
+    res.writeHead(200, { "content-type": "text/plain", "content-length": 2 }).end("ok");
+  });
+}).listen(Number(process.env.PORT ?? 8080), "127.0.0.1");
