@@ -6,8 +6,8 @@
  * in every other process sharing the database (PostgreSQL LISTEN/NOTIFY).
  */
 import { timingSafeEqual } from "node:crypto";
-import { Client } from "pg";
 import { db } from "@/lib/db/client";
+import { listen, type Listening } from "@/lib/db/listen";
 import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
@@ -105,7 +105,6 @@ const MAX_UNKNOWN = 20_000;
 /** How long a key, once verified, still counts as known valid (see verify's `beforeLookup`). */
 const KNOWN_VALID_MS = 24 * 60 * 60_000;
 const MAX_KNOWN_VALID = 100_000;
-const RECONNECT_MS = 1000;
 
 export interface KeyVerifierOptions {
   /** How long an answer (valid or not) is reused; 0 asks the database every time. */
@@ -238,69 +237,25 @@ export class KeyVerifier {
    * connection is re-established every second; until then the cache TTL bounds staleness, and on
    * every (re)connection the whole cache is dropped, since notifications sent meanwhile were missed.
    */
-  listen(connectionString: string): { ready: Promise<void>; stop(): Promise<void> } {
-    let client: Client | undefined;
-    let stopped = false;
-    let failing = false;
-    let retry: NodeJS.Timeout | undefined;
-
-    const failed = (e: unknown) => {
-      // A failed connection can both reject and emit "error": retry once.
-      if (stopped || retry !== undefined) return;
-      if (!failing) {
+  listen(connectionString: string): Listening {
+    return listen({
+      connectionString,
+      channel: CHANNEL,
+      name: "key invalidations",
+      onNotification: (hash) => {
+        if (hash) this.forget(hash);
+      },
+      // Whatever was cached while not listening may have missed an invalidation.
+      onListening: (afterOutage) => {
+        this.forgetAll();
+        if (afterOutage) this.log.info("key invalidation listener reconnected");
+      },
+      onLost: (e) =>
         this.log.warn(
           { err: errorMessage(e) },
           "key invalidation listener cannot reach the database; retrying every second (meanwhile a key reset elsewhere takes up to KEY_CACHE_TTL_MS to apply here)",
-        );
-      }
-      failing = true;
-      retry = setTimeout(() => {
-        retry = undefined;
-        connect().catch(failed);
-      }, RECONNECT_MS);
-    };
-
-    const connect = async () => {
-      if (stopped) return;
-      const c = new Client({ connectionString, application_name: `blockgate key invalidations (pid ${process.pid})` });
-      client = c;
-      c.on("notification", (msg) => {
-        if (msg.channel === CHANNEL && msg.payload) this.forget(msg.payload);
-      });
-      c.on("error", (e) => {
-        c.end().catch(() => undefined);
-        if (!stopped && client === c) failed(e);
-      });
-      c.on("end", () => {
-        if (!stopped && client === c) failed(new Error("the connection was closed"));
-      });
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${CHANNEL}`);
-      } catch (e) {
-        c.end().catch(() => undefined);
-        throw e;
-      }
-      if (stopped) {
-        await c.end().catch(() => undefined);
-        return;
-      }
-      // Whatever was cached while not listening may have missed an invalidation.
-      this.forgetAll();
-      if (failing) this.log.info("key invalidation listener reconnected");
-      failing = false;
-    };
-
-    // Settles when the first attempt is over (listening, or retrying in the background).
-    const ready = connect().catch(failed);
-    return {
-      ready,
-      async stop() {
-        stopped = true;
-        if (retry) clearTimeout(retry);
-        await client?.end().catch(() => undefined);
-      },
-    };
+        ),
+    });
   }
 }
 

@@ -9,9 +9,9 @@
  * BLOCKS_STORED_CHANNEL in the storing transaction), and hands each block's events to the
  * listeners of its network, block after block in height order.
  */
-import { Client } from "pg";
 import { rawPool } from "@/lib/db/client";
-import { componentLogger } from "@/lib/log";
+import { listen, type Listening } from "@/lib/db/listen";
+import { componentLogger, errorMessage } from "@/lib/log";
 import { BLOCKS_STORED_CHANNEL } from "../store";
 import type { NativeBlock, NativeEvent } from "../native";
 import { nativeBlockResults, nativeBlocks, nativeExecResults } from "../store";
@@ -30,7 +30,6 @@ export interface FeedEvent {
 
 /** Most heights loaded for one notification (a bulk load's batch is smaller). */
 const MAX_HEIGHTS = 1000;
-const RECONNECT_MS = 1000;
 
 /** The composite keys of ABCI events: types and keys that are empty are left out, as the node does. */
 function compositeKeys(events: readonly NativeEvent[] | null | undefined, into: Record<string, string[]> = {}): Record<string, string[]> {
@@ -132,9 +131,7 @@ export type BlockListener = (events: FeedEvent[]) => void;
  */
 export class BlockFeed {
   private readonly listeners = new Map<string, Set<BlockListener>>();
-  private client: Client | undefined;
-  private ready: Promise<void> | undefined;
-  private retry: NodeJS.Timeout | undefined;
+  private listening: Listening | undefined;
   /** Per network: the loads in order, so blocks reach listeners in height order. */
   private readonly queues = new Map<string, Promise<void>>();
   private readonly log = componentLogger("cometbft-ws");
@@ -146,16 +143,20 @@ export class BlockFeed {
     let set = this.listeners.get(network);
     if (!set) this.listeners.set(network, (set = new Set()));
     set.add(listener);
-    if (!this.ready) {
-      const first = this.connect();
-      this.ready = first;
-      first.catch(() => {
-        if (this.ready === first) this.ready = undefined;
-      });
-    }
+    const listening = (this.listening ??= listen({
+      connectionString: this.databaseUrl,
+      channel: BLOCKS_STORED_CHANNEL,
+      name: "cometbft events",
+      retryFirst: false,
+      onNotification: (payload) => this.stored(payload),
+      onLost: (e, wasUp) => {
+        if (wasUp) this.log.warn({ err: errorMessage(e) }, "the block notifications connection was lost; reconnecting (blocks stored meanwhile are not sent)");
+      },
+    }));
     try {
-      await this.ready;
+      await listening.ready;
     } catch (e) {
+      if (this.listening === listening) this.listening = undefined;
       this.remove(network, listener);
       throw e;
     }
@@ -169,56 +170,8 @@ export class BlockFeed {
   }
 
   stop(): void {
-    const c = this.client;
-    this.client = undefined;
-    this.ready = undefined;
-    clearTimeout(this.retry);
-    this.retry = undefined;
-    c?.end().catch(() => undefined);
-  }
-
-  /** Opens the listening connection; a connection lost once up is opened again every RECONNECT_MS while anyone listens. */
-  private connect(): Promise<void> {
-    const c = new Client({ connectionString: this.databaseUrl(), application_name: `blockgate cometbft events (pid ${process.pid})` });
-    this.client = c;
-    let up = false;
-    const lost = (e: unknown) => {
-      if (this.client !== c) return;
-      this.client = undefined;
-      c.end().catch(() => undefined);
-      if (!up) return;
-      this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "the block notifications connection was lost; reconnecting (blocks stored meanwhile are not sent)");
-      this.reconnect();
-    };
-    c.on("notification", (msg) => {
-      if (msg.channel === BLOCKS_STORED_CHANNEL && msg.payload) this.stored(msg.payload);
-    });
-    c.on("error", lost);
-    c.on("end", () => lost(new Error("the connection was closed")));
-    return (async () => {
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${BLOCKS_STORED_CHANNEL}`);
-        up = true;
-      } catch (e) {
-        lost(e);
-        throw e;
-      }
-    })();
-  }
-
-  private reconnect(): void {
-    if (this.retry !== undefined || this.listeners.size === 0) return;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      if (this.listeners.size === 0 || this.client) return;
-      const again = this.connect();
-      this.ready = again;
-      again.catch(() => {
-        if (this.ready === again) this.ready = undefined;
-        this.reconnect();
-      });
-    }, RECONNECT_MS);
+    void this.listening?.stop();
+    this.listening = undefined;
   }
 
   private stored(payload: string): void {

@@ -1,0 +1,109 @@
+/**
+ * PostgreSQL LISTEN on a connection of its own: the one way a process hears what others (or itself)
+ * announce with `pg_notify(channel, payload)`: key invalidations, blocks stored, webhook messages
+ * due. A notification is delivered once the notifying transaction commits, to every session that
+ * listens on the channel at that moment; one sent while this connection is away is lost, so users
+ * learn of every (re)connection through `onListening` and catch up there if they must.
+ *
+ * A lost connection is opened again every RECONNECT_MS until stopped. The first attempt failing
+ * either retries the same way (the default: `ready` settles once the first attempt is over) or,
+ * with `retryFirst: false`, rejects `ready` and gives up (for callers that report the failure).
+ */
+import { Client } from "pg";
+
+export const RECONNECT_MS = 1000;
+
+export interface ListenOptions {
+  /** The database (a function: read when each connection opens). */
+  connectionString: string | (() => string);
+  channel: string;
+  /** Shown as the session's application_name: "blockgate <name> (pid N)". */
+  name: string;
+  onNotification(payload: string): void;
+  /** After LISTEN is in place; `afterOutage` when a failure or loss came before (notifications may have been missed). */
+  onListening?(afterOutage: boolean): void;
+  /** Once per outage: the connection could not be opened or was lost; `wasUp` if it had been listening before. */
+  onLost?(error: unknown, wasUp: boolean): void;
+  /** Default true; false: a first attempt that fails rejects `ready` and is not retried. */
+  retryFirst?: boolean;
+}
+
+export interface Listening {
+  /** Settles when the first attempt is over (see retryFirst). */
+  ready: Promise<void>;
+  /** Closes the connection and stops retrying. */
+  stop(): Promise<void>;
+}
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]*$/;
+
+export function listen(o: ListenOptions): Listening {
+  if (!CHANNEL_NAME.test(o.channel)) throw new Error(`listen: channel "${o.channel}" must be a lower-case SQL identifier`);
+  const retryFirst = o.retryFirst ?? true;
+  let client: Client | undefined;
+  let stopped = false;
+  let everUp = false;
+  let outage = false;
+  let retry: NodeJS.Timeout | undefined;
+
+  const schedule = () => {
+    if (stopped || retry !== undefined) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      connect().catch(() => undefined);
+    }, RECONNECT_MS);
+  };
+
+  // A failing connection can both reject and emit "error" or "end": handled once.
+  const lost = (c: Client, e: unknown) => {
+    if (client !== c) return;
+    client = undefined;
+    c.end().catch(() => undefined);
+    if (stopped) return;
+    if (!outage) {
+      outage = true;
+      o.onLost?.(e, everUp);
+    }
+    if (everUp || retryFirst) schedule();
+  };
+
+  const connect = async (): Promise<void> => {
+    if (stopped) return;
+    const url = typeof o.connectionString === "function" ? o.connectionString() : o.connectionString;
+    const c = new Client({ connectionString: url, application_name: `blockgate ${o.name} (pid ${process.pid})` });
+    client = c;
+    c.on("notification", (msg) => {
+      if (msg.channel === o.channel) o.onNotification(msg.payload ?? "");
+    });
+    c.on("error", (e) => lost(c, e));
+    c.on("end", () => lost(c, new Error("the connection was closed")));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${o.channel}`);
+    } catch (e) {
+      lost(c, e);
+      throw e;
+    }
+    if (stopped || client !== c) {
+      await c.end().catch(() => undefined);
+      return;
+    }
+    const afterOutage = outage;
+    everUp = true;
+    outage = false;
+    o.onListening?.(afterOutage);
+  };
+
+  const first = connect();
+  return {
+    ready: retryFirst ? first.catch(() => undefined) : first,
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      retry = undefined;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}
