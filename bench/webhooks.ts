@@ -13,8 +13,8 @@
  *   receiver: bench/webhook-receiver.mjs in its own process (node:http on loopback, answering 200),
  *     noting each arrival's wall-clock time.
  *   service: the engine (startWebhookEngine: the follower under its leader lock) and one delivery
- *     worker (startDelivery), with the service's defaults (follower poll 1 s, delivery poll
- *     100 ms, 16 in flight per receiver host), in the bench process.
+ *     worker (startDelivery), with the service's defaults (WEBHOOK_FOLLOWER_POLL_MS,
+ *     WEBHOOK_DELIVERY_POLL_MS and the outbox's NOTIFY, WEBHOOK_DELIVERY_PER_HOST), in the bench process.
  *
  * Measured: (1) latency: a block with one Ping every `--interval-ms`, `--blocks` times; each
  * delivery's arrival minus its block's mining time, p50 and p99. (2) throughput: `--burst` blocks
@@ -178,7 +178,8 @@ export async function webhooksBench(argv: string[]): Promise<number> {
     await wallet.writeContract({ address: emitter as Address, abi: Emitter.abi, functionName: "ping", args: [1n, "bench"], account: alice, chain: null });
     const at = wallClock();
     await testClient.mine({ blocks: 1 });
-    const number = Number(await pub.getBlockNumber());
+    // Uncached: viem caches the block number for its polling interval, shorter than a burst's blocks.
+    const number = Number(await pub.getBlockNumber({ cacheTime: 0 }));
     mined.set(number, at);
     return number;
   };
@@ -250,7 +251,7 @@ export async function webhooksBench(argv: string[]): Promise<number> {
     "",
     `Machine: ${machineInfo()}; load average ${loadBefore[0]!.toFixed(1)} at the start, ${loadAfter[0]!.toFixed(1)} at the end (other work shares the 2 cores). Code: ${codeVersion(["lib/webhooks/engine", "lib/webhooks/delivery", "lib/webhooks/outbox.ts", "lib/webhooks/signing.ts"])}.`,
     "",
-    `Run: \`npm run bench -- webhooks ${argv.join(" ")}\`. One anvil as ${SLUG}'s upstream with the devnet Emitter; ${opts.subscriptions.toLocaleString("en-US")} active LOG subscriptions, isInstant true, of which ${opts.matching} match each block's Ping (half on topic0, half also on topics[1] = the sender) and ${others.toLocaleString("en-US")} match nothing (other contracts, other topic0s, one in ten the Emitter's Ping from another sender); a receiver on loopback (bench/webhook-receiver.mjs, node:http, 200); the engine's follower and one delivery worker with the service's defaults (follower poll 1 s, delivery poll 100 ms, 16 in flight per host) in the bench process. Latency: from just before the bench asked anvil to mine the block (evm_mine) to the receiver's arrival. ${(bytes | 0).toLocaleString("en-US")} bytes of JSON per message on average; ${failed} message(s) not SUCCESS.`,
+    `Run: \`npm run bench -- webhooks ${argv.join(" ")}\`. One anvil as ${SLUG}'s upstream with the devnet Emitter; ${opts.subscriptions.toLocaleString("en-US")} active LOG subscriptions, isInstant true, of which ${opts.matching} match each block's Ping (half on topic0, half also on topics[1] = the sender) and ${others.toLocaleString("en-US")} match nothing (other contracts, other topic0s, one in ten the Emitter's Ping from another sender); a receiver on loopback (bench/webhook-receiver.mjs, node:http, 200); the engine's follower and one delivery worker with the service's defaults (follower poll WEBHOOK_FOLLOWER_POLL_MS, delivery poll 100 ms, 16 in flight per host) in the bench process. Latency: from just before the bench asked anvil to mine the block (evm_mine) to the receiver's arrival. ${(bytes | 0).toLocaleString("en-US")} bytes of JSON per message on average; ${failed} message(s) not SUCCESS.`,
     "",
     markdownTable(
       ["phase", "blocks", "deliveries", "p50 (ms)", "p99 (ms)", "deliveries/s"],

@@ -12,7 +12,7 @@ import { networkBySlug, type Network } from "@/lib/networks";
 import { mapLimit, matchRange, periodFires } from "./engine/matching";
 import { chainSourceFor } from "./engine/registry";
 import { ChainSourceError, type ChainSource } from "./engine/source";
-import { enqueueMessages, type NewMessage } from "./outbox";
+import { announceDue, enqueueMessages, type NewMessage } from "./outbox";
 import type { EventContent } from "./record";
 import type { WebhookCondition } from "./types";
 
@@ -73,9 +73,13 @@ export async function sendTestMessage(subscriptionId: string): Promise<{ message
  * attempts stay in the history.
  */
 export async function resendMessage(subscriptionId: string, messageId: string): Promise<{ messageId: string }> {
-  const { count } = await db().webhookMessage.updateMany({
-    where: { id: messageId, subscriptionId },
-    data: { status: "PENDING", attempts: 0, nextAttemptAt: new Date() },
+  const count = await db().$transaction(async (tx) => {
+    const { count } = await tx.webhookMessage.updateMany({
+      where: { id: messageId, subscriptionId },
+      data: { status: "PENDING", attempts: 0, nextAttemptAt: new Date() },
+    });
+    if (count > 0) await announceDue(tx);
+    return count;
   });
   if (count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No message ${messageId} of subscription ${subscriptionId}.`);
   return { messageId };

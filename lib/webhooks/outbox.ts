@@ -4,12 +4,22 @@
  * the cursor moved past its block; delivery workers (lib/webhooks/delivery) claim due PENDING rows
  * with FOR UPDATE SKIP LOCKED. This is the only code that allocates sequence numbers: they grow by
  * one per message of a subscription and never skip (allocated in the same transaction as the rows).
+ * Whatever makes messages due also announces it on MESSAGES_DUE_CHANNEL (delivered at commit), so
+ * idle delivery workers start at once rather than at their next poll.
  */
 import type { Prisma } from "@/lib/db/client";
 import type { WebhookSubscription } from "@/lib/db/generated/client";
 import { newId } from "@/lib/ids";
 import type { Transaction } from "@/lib/workers/cursor";
 import { type EventContent, toRecord } from "./record";
+
+/** pg_notify channel: messages became due (the payload is empty). */
+export const MESSAGES_DUE_CHANNEL = "blockgate_webhook_messages_due";
+
+/** Wakes the delivery workers listening (lib/webhooks/delivery/worker.ts) when `tx` commits. */
+export async function announceDue(tx: Pick<Transaction, "$executeRaw">): Promise<void> {
+  await tx.$executeRaw`SELECT pg_notify(${MESSAGES_DUE_CHANNEL}, '')`;
+}
 
 export interface NewMessage {
   subscriptionId: string;
@@ -79,6 +89,9 @@ export async function enqueueMessages(tx: Transaction, messages: readonly NewMes
     });
     queued.push({ id, subscriptionId: m.subscriptionId, sequenceNumber });
   }
-  if (rows.length > 0) await tx.webhookMessage.createMany({ data: rows });
+  if (rows.length > 0) {
+    await tx.webhookMessage.createMany({ data: rows });
+    await announceDue(tx);
+  }
   return queued;
 }

@@ -181,6 +181,18 @@ describe("a delivered message", () => {
     await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
   });
 
+  it("reaches an idle worker at once through the outbox's announcement, not at the worker's next poll", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    // A minute between polls: only the announcement (NOTIFY at the outbox's commit) can wake it in time.
+    const w = worker({ pollMs: 60_000 });
+    await w.listening;
+    await waitFor("the worker to be idle", async () => w.inFlight === 0 && (await new Promise((ok) => setTimeout(ok, 200, true))));
+    const [queued] = await enqueue(sub.subscriptionId);
+    expect(await settled(queued!.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(r.received).toHaveLength(1);
+  });
+
   it("fails three times, then succeeds: four attempts in the history, one webhook-id, charged once", async () => {
     const r = await receiver((_req, n, res) => {
       res.statusCode = n <= 3 ? 500 : 204;

@@ -3,7 +3,7 @@
  *
  * A claim takes due PENDING messages (nextAttemptAt ≤ now) with FOR UPDATE SKIP LOCKED, so any
  * number of workers in any number of processes share them without a leader, and leases them: their
- * nextAttemptAt moves to the end of the lease (twice the attempt's timeout plus a margin: see worker.ts). A worker that
+ * nextAttemptAt moves to the end of the lease (a few attempts' timeouts plus a margin: see worker.ts). A worker that
  * dies mid-delivery leaves its messages to be claimed again when their lease ends; one that records
  * an attempt checks that it still holds the lease (nextAttemptAt unchanged) before changing the
  * message, so a message is delivered twice only when an attempt was in flight as its worker died.

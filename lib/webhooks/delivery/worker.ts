@@ -15,17 +15,21 @@
  * - Messages of a subscription that is off (by its owner or by the service) are not sent: they fail
  *   when due, with no attempt recorded (nothing was sent). Test messages the owner asked for are
  *   sent even then.
+ * - Idle, a worker looks for due messages every WEBHOOK_DELIVERY_POLL_MS, and at once when the
+ *   outbox announces some (lib/webhooks/outbox.ts MESSAGES_DUE_CHANNEL, heard through LISTEN).
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { setImmediate } from "node:timers/promises";
+import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
 import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
 import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
+import { MESSAGES_DUE_CHANNEL } from "../outbox";
 import { HISTORY_RETENTION_DAYS, sweepWebhookHistory } from "../service";
 import { decryptSigningKey } from "../signing-key";
 import { signatureHeaders } from "../signing";
@@ -37,8 +41,14 @@ import { CLAIM_SCAN, claimDue, failUnsent, releaseClaims, recordFailure, recordS
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
 /**
- * A claim's lease is twice the timeout (a message may wait for one attempt to its host to end
- * before its own) plus this: time to resolve the host and record the attempt.
+ * Rounds of deliveries a worker holds per receiver host: perHost in flight and the next round
+ * claimed and waiting, so the host does not wait for a claim to reach the database. (Waiting
+ * messages count against WEBHOOK_DELIVERY_CONCURRENCY: a hung host holds at most this many rounds.)
+ */
+const HELD_ROUNDS = 2;
+/**
+ * A claim's lease is HELD_ROUNDS times the timeout (a message may wait for the rounds before it
+ * to end, each bounded by the timeout) plus this: time to resolve the host and record the attempt.
  */
 export const LEASE_MARGIN_MS = 30_000;
 const RETENTION_EVERY_MS = 3600_000;
@@ -71,6 +81,8 @@ export interface DeliveryOptions {
 export interface DeliveryWorker {
   /** Deliveries in flight now. */
   readonly inFlight: number;
+  /** Settles once the worker listens for the outbox's announcements (or its first attempt failed: it polls meanwhile). */
+  readonly listening: Promise<void>;
   /** Stops claiming; waits for attempts in flight, or gives them up unrecorded with `abandon`. */
   stop(options?: { abandon?: boolean }): Promise<void>;
 }
@@ -100,8 +112,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   const inFlight = new Set<Promise<void>>();
   /**
    * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
-   * waiting for one of those to end (at most perHost more: the next round is at hand without a
-   * claim, and waits at most one attempt, which the lease covers).
+   * waiting for one of those to end (at most (HELD_ROUNDS - 1) × perHost more: the next round
+   * is at hand without a claim, and waits at most that many attempts, which the lease covers).
    */
   const hosts = new Map<string, { sending: number; queue: ClaimedMessage[] }>();
   let queued = 0;
@@ -109,6 +121,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   let slotFreed: (() => void) | undefined;
   /** Deliveries ended since the last claim that found less than it asked for. */
   let endedSinceShortClaim = 0;
+  /** The outbox announced due messages since the last claim began. */
+  let announced = false;
   /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
   const keys = new Map<string, string>();
   const signingKeyOf = (ciphertext: string) => {
@@ -247,19 +261,22 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
         return 0;
       }
       const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
-      const fullHosts = [...held].filter(([, n]) => n >= 2 * perHost).map(([h]) => h);
-      const claimed = await claimDue({ max: free, perHost: 2 * perHost, busy: held, fullHosts, leaseMs: 2 * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const fullHosts = [...held].filter(([, n]) => n >= HELD_ROUNDS * perHost).map(([h]) => h);
+      announced = false;
+      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: HELD_ROUNDS * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
       if (claimed.length >= Math.min(free, CLAIM_SCAN)) return 0;
       // The claim found less than it could take: nothing more is due, or the hosts of what is due
-      // are at their bounds. Look again after the poll interval, or once a round of deliveries
-      // (perHost of them) has ended, letting the deliveries ending meanwhile end together: one
-      // claim then takes a round's worth, rather than one claim per delivery that ends.
+      // are at their bounds. Look again after the poll interval, or once half a round of
+      // deliveries (perHost / 2) has ended, letting the deliveries ending meanwhile end together:
+      // one claim then takes half a round's worth, rather than one claim per delivery that ends,
+      // while the other half still waits to be sent. Messages announced as due end the wait at once.
       endedSinceShortClaim = 0;
       const until = performance.now() + o.pollMs;
-      for (let left = o.pollMs; left > 0 && endedSinceShortClaim < perHost && !ctx.signal.aborted; left = until - performance.now()) {
+      const halfRound = Math.ceil(perHost / 2);
+      for (let left = o.pollMs; left > 0 && endedSinceShortClaim < halfRound && !announced && !ctx.signal.aborted; left = until - performance.now()) {
         await waitForSlot(ctx.signal, left);
       }
       await setImmediate();
@@ -269,15 +286,32 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   });
 
   const retention = o.retention ? startRetention(log) : undefined;
+  const url = databaseUrl();
+  const announcements = url
+    ? listen({
+        connectionString: url,
+        channel: MESSAGES_DUE_CHANNEL,
+        name: "webhook delivery",
+        onNotification: () => {
+          announced = true;
+          slotFreed?.();
+        },
+        onLost: (e) => log.warn(`not hearing of new webhook messages (${errorMessage(e)}); they are found by polling every ${o.pollMs} ms until the connection is back`),
+        onListening: (afterOutage) => {
+          if (afterOutage) log.info("hearing of new webhook messages again");
+        },
+      })
+    : undefined;
 
   let stopped: Promise<void> | undefined;
   return {
     get inFlight() {
       return inFlight.size;
     },
+    listening: announcements?.ready ?? Promise.resolve(),
     stop(options = {}) {
       stopped ??= (async () => {
-        await Promise.all([worker.stop(), retention?.stop()]);
+        await Promise.all([worker.stop(), retention?.stop(), announcements?.stop()]);
         stopping = true;
         if (options.abandon) abandon.abort();
         else {

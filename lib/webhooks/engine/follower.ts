@@ -23,6 +23,7 @@
  */
 import { z } from "zod";
 import { db } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { CursorConflictError, workerCursor, type Transaction, type WorkerCursor } from "@/lib/workers/cursor";
@@ -36,8 +37,6 @@ import { ChainSourceError, type ChainBlockRef, type ChainSource, type Matcher } 
 export const FOLLOWER_KIND = "webhook-follower";
 /** Blocks fetched, matched and committed together. */
 export const BATCH_BLOCKS = 20;
-/** How often a follower at the head asks for a new block. */
-export const POLL_MS = 1000;
 /** At most this many blocks are caught up after a stop; older ones are skipped (replay them). */
 export const CATCH_UP_LIMIT = 10_000n;
 /** Blocks remembered for reorganisations: a deeper one is followed without `removed` messages for what lies below. */
@@ -339,7 +338,7 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
 export function startNetworkFollower(network: Network, opts: FollowerOptions): WorkerHandle {
   const log = opts.logger ?? componentLogger("webhooks", { network: network.slug });
   const follower = networkFollower(network, { source: opts.source, logger: log });
-  const pollMs = opts.pollMs ?? POLL_MS;
+  const pollMs = opts.pollMs ?? getEnv().WEBHOOK_FOLLOWER_POLL_MS;
   return startWorker<FollowerState>({
     kind: FOLLOWER_KIND,
     key: network.slug,
