@@ -106,9 +106,9 @@ describe("a real node's JSON through the store", () => {
   it("answers /tx and /tx_search with the node's ExecTxResult as sent (zero values left out, a null event list)", async () => {
     for (const [i, raw] of txs.entries()) {
       const tx = await result<{ hash: string; height: string; index: number; tx_result: unknown; tx: string }>(`tx?hash=0x${txHash(raw)}`);
-      expect(tx).toEqual({ hash: txHash(raw), height: "101", index: i, tx_result: results101.txs_results[i], tx: Buffer.from(raw).toString("base64") });
+      expect(tx).toEqual({ hash: txHash(raw), height: "101", index: i, tx_result: (results101.txs_results as unknown[])[i], tx: Buffer.from(raw).toString("base64") });
     }
     const found = await result<{ txs: Array<{ tx_result: unknown }>; total_count: string }>(`tx_search?query=${encodeURIComponent('"tx.height = 102"')}`);
-    expect(found).toEqual({ txs: [{ hash: txHash(thirdTx), height: "102", index: 0, tx_result: results102.txs_results[0], tx: Buffer.from(thirdTx).toString("base64") }], total_count: "1" });
+    expect(found).toEqual({ txs: [{ hash: txHash(thirdTx), height: "102", index: 0, tx_result: (results102.txs_results as unknown[])[0], tx: Buffer.from(thirdTx).toString("base64") }], total_count: "1" });
   });
 });
