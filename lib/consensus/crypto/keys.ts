@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import { concatBytes, fromBase64, fromHex, toBase64, toHex, utf8 } from "./hex";
 import { encodeBlockId, isZeroBlockId, type BlockId } from "./header";
-import { sha256 } from "./merkle";
+import { merkleRoot, sha256 } from "./merkle";
 import { ProtoWriter, lengthPrefixed, parseInt64 } from "./proto";
 import { encodeTimestamp, parseTimestamp } from "./timestamp";
 
@@ -70,6 +70,19 @@ export function seedFromLabel(label: string): Uint8Array {
 /** The pub_key object of CometBFT's JSON (/validators, genesis). */
 export function publicKeyJson(publicKey: Uint8Array): { type: "tendermint/PubKeyEd25519"; value: string } {
   return { type: "tendermint/PubKeyEd25519", value: toBase64(publicKey) };
+}
+
+/**
+ * A validator set's hash (validators_hash of a header), as CometBFT's ValidatorSet.Hash: the merkle
+ * root of each validator encoded as tendermint.types.SimpleValidator { PublicKey pub_key = 1
+ * (oneof ed25519 = 1); int64 voting_power = 2 }, in the set's order (voting power descending,
+ * then address ascending).
+ */
+export function validatorSetHash(validators: ReadonlyArray<{ publicKey: Uint8Array; votingPower: bigint }>): string {
+  const leaves = validators.map((v) =>
+    new ProtoWriter().message(1, new ProtoWriter().bytes(1, v.publicKey).finish()).int64(2, v.votingPower).finish(),
+  );
+  return toHex(merkleRoot(leaves));
 }
 
 type PrivateKeyInput = KeyObject | Ed25519KeyPair;

@@ -14,6 +14,7 @@ import {
   toHex,
   txHash,
   utf8,
+  validatorSetHash,
   zeroBlockId,
   type Ed25519KeyPair,
 } from "../crypto";
@@ -57,16 +58,15 @@ export function devnetChain(network: string, chainId: string): DevnetChain {
   const key = `${network}/${chainId}`;
   let chain = chains.get(key);
   if (chain) return chain;
-  const validators = Array.from({ length: VALIDATOR_COUNT }, (_, index) => {
-    const keys = keyPairFromSeed(seedFromLabel(`blockgate-devnet/${network}/validator/${index}`));
-    return { index, keys, nodeId: hex(sha256(keys.publicKey).slice(0, 20)).toLowerCase() };
-  });
-  const validatorLeaves = validators.map((v) => new Uint8Array([...v.keys.publicKey, ...utf8(String(VOTING_POWER))]));
+  // In CometBFT's order of a set: voting power descending (all equal here), then address ascending.
+  const validators = Array.from({ length: VALIDATOR_COUNT }, (_, i) => keyPairFromSeed(seedFromLabel(`blockgate-devnet/${network}/validator/${i}`)))
+    .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
+    .map((keys, index) => ({ index, keys, nodeId: hex(sha256(keys.publicKey).slice(0, 20)).toLowerCase() }));
   chain = {
     network,
     chainId,
     validators,
-    validatorsHash: hex(merkleRoot(validatorLeaves)),
+    validatorsHash: validatorSetHash(validators.map((v) => ({ publicKey: v.keys.publicKey, votingPower: BigInt(VOTING_POWER) }))),
     consensusHash: hex(sha256(utf8(JSON.stringify(CONSENSUS_PARAMS)))),
     accounts: Array.from({ length: 40 }, (_, i) => bech32.encodeFromBytes("bbn", sha(`blockgate-devnet/${network}/account/${i}`).subarray(0, 20))),
     validatorOperators: validators.map((v) => bech32.encodeFromBytes("bbnvaloper", sha256(v.keys.publicKey).subarray(0, 20))),

@@ -136,7 +136,7 @@ export function scanDate(src: string, pos: number): LiteralScan<{ value: string;
  * (a JS Date); `text` is the literal exactly as written, which PostgreSQL reads
  * with microsecond precision.
  */
-export function scanTimestamp(src: string, pos: number, years = QUERY_YEARS): LiteralScan<{ value: Date; text: string }> {
+export function scanTimestamp(src: string, pos: number, years = QUERY_YEARS, opts: { fraction?: boolean } = {}): LiteralScan<{ value: Date; text: string }> {
   return run(src, pos, (c) => {
     const d = calendarDate(c, years);
     const dateOnly = c.pos >= src.length || isSpace(src[c.pos]);
@@ -148,6 +148,8 @@ export function scanTimestamp(src: string, pos: number, years = QUERY_YEARS): Li
     const second = c.field(2, 0, 59, "a second 00-59");
     let ms = 0;
     let fraction = "";
+    // A query's TIME is whole seconds: CometBFT's scanner reads only digits, '-', 'T', ':', '+' and 'Z'.
+    if (src[c.pos] === "." && opts.fraction === false) c.fail(c.pos, "'Z' or a UTC offset such as +02:00", "'.'", "TIME takes whole seconds");
     if (src[c.pos] === ".") {
       c.pos++;
       const start = c.pos;

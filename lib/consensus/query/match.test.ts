@@ -39,8 +39,10 @@ describe("matchesEvents: a subscription query against an event's composite keys"
     ["tx.height > 42", false],
     ["tx.height <= 42.5", true],
     ["memo.text > 0", false],
-    ["unbond.completion_time = TIME 2026-01-02T15:04:05.123456789Z", true],
-    ["unbond.completion_time > TIME 2026-01-02T15:04:05.123456788Z", true],
+    // The value keeps its nanoseconds; a query's TIME is whole seconds.
+    ["unbond.completion_time = TIME 2026-01-02T15:04:05Z", false],
+    ["unbond.completion_time > TIME 2026-01-02T15:04:05Z", true],
+    ["unbond.completion_time < TIME 2026-01-02T15:04:06Z", true],
     ["unbond.completion_time < TIME 2026-01-02T16:04:05+01:00", false],
     ["unbond.completion_time = DATE 2026-01-02", true],
     ["unbond.completion_time < DATE 2026-01-02", false],
@@ -50,6 +52,42 @@ describe("matchesEvents: a subscription query against an event's composite keys"
     ["message.action = 'send' AND transfer.amount > 5000", false],
   ])("%s → %s", (query, expected) => {
     expect(matchesEvents(parse(query), TX)).toBe(expected);
+  });
+});
+
+/** CometBFT's TestCompiledMatches and TestBigNumbers (internal/pubsub/query/query_test.go). */
+describe("matchesEvents: CometBFT's matching tests", () => {
+  it.each<[string, Record<string, string[]>, boolean]>([
+    ["tm.events.type='NewBlock'", { "tm.events.type": ["NewBlock"] }, true],
+    ["tx.gas > 7", { "tx.gas": ["8"] }, true],
+    ["transfer.amount > 7", { "transfer.amount": ["8stake"] }, true],
+    ["transfer.amount > 7", { "transfer.amount": ["8.045"] }, true],
+    ["transfer.amount > 7.043", { "transfer.amount": ["8.045stake"] }, true],
+    ["transfer.amount > 8.045", { "transfer.amount": ["8.045stake"] }, false],
+    ["tx.gas > 7 AND tx.gas < 9", { "tx.gas": ["8"] }, true],
+    ["body.weight >= 3.5", { "body.weight": ["3.5"] }, true],
+    ["account.balance < 1000.0", { "account.balance": ["900"] }, true],
+    ["apples.kg <= 4", { "apples.kg": ["4.0"] }, true],
+    ["oranges.kg < 4 AND watermellons.kg > 10", { "oranges.kg": ["3"], "watermellons.kg": ["12"] }, true],
+    ["peaches.kg < 4", { "peaches.kg": ["5"] }, false],
+    ["tx.date = DATE 2017-01-01", { "tx.date": ["2017-01-01"] }, true],
+    ["tx.date = DATE 2018-01-01", { "tx.date": ["2017-01-01"] }, false],
+    ["tx.time = TIME 2013-05-03T14:45:00Z", { "tx.time": ["2018-05-03T14:45:00Z"] }, false],
+    ["tx.time >= TIME 2013-05-03T14:45:00Z", { "tx.time": ["2018-05-03T14:45:00Z"] }, true],
+    ["abci.owner.name CONTAINS 'Igor'", { "abci.owner.name": ["Igor", "Ivan"] }, true],
+    ["abci.owner.name CONTAINS 'Igor'", { "abci.owner.name": ["Pavel", "Ivan"] }, false],
+    ["abci.owner.name = 'Ivan' AND abci.owner.name = 'Igor'", { "abci.owner.name": ["Igor", "Ivan"] }, true],
+    ["abci.owner.name = 'Ivan' AND abci.owner.name = 'John'", { "abci.owner.name": ["Igor", "Ivan"] }, false],
+    ["slash EXISTS", { "slash.reason": ["missing_signature"], "slash.power": ["6000"] }, true],
+    ["slash.reason EXISTS AND slash.power > 1000", { "slash.reason": ["missing_signature"], "slash.power": ["500"] }, false],
+    ["big.value >= 99999999999999999999", { "big.value": ["99999999999999999999"] }, true],
+    ["big.value > 99999999999999999998", { "big.value": ["99999999999999999999"] }, true],
+    ["big2.value <= 18446744073709551615", { "big2.value": ["18446744073709551615"] }, true],
+    ["big.floatvalue > 99999999999999999998.10", { "big.floatvalue": ["99999999999999999999.10"] }, true],
+    ["big2.floatvalue <= 18446744073709551615.6", { "big2.floatvalue": ["18446744073709551615.6"] }, true],
+    ["big2.floatvalue >= 12.5", { "big2.floatvalue": ["18446744073709551615.6"] }, true],
+  ])("%s on %j → %s", (query, events, expected) => {
+    expect(matchesEvents(parse(query), events)).toBe(expected);
   });
 });
 

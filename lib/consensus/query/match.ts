@@ -7,7 +7,7 @@
  * number (`8stake` is 8; a value without one never matches); TIME compares the value read as an
  * RFC 3339 time, DATE that time's UTC day; EXISTS holds when the key has a value.
  */
-import { attributeTime, dayBounds, leadingNumber } from "./literals";
+import { attributeTime, dayBounds, leadingNumber, scanDate } from "./literals";
 import type { Condition, Query } from "./parse";
 
 /** Compares two unsigned decimals written as text (`007.50` and `7.5` are equal). */
@@ -69,7 +69,9 @@ function valueMatches(c: Condition, value: string): boolean {
       return time !== null && holds(c.op, compareInstant(time, operand.text ?? operand.value.toISOString()));
     }
     case "date": {
-      const time = attributeTime(value);
+      // A value that is a date alone is that day, as CometBFT's ParseDate reads it.
+      const date = scanDate(value, 0);
+      const time = attributeTime(value) ?? (date.ok && date.end === value.length ? `${value}T00:00:00Z` : null);
       if (time === null) return false;
       const { start, next } = dayBounds(operand.value);
       // The value's UTC day against the date: before it, on it, or after it.
@@ -82,7 +84,10 @@ function valueMatches(c: Condition, value: string): boolean {
 /** Whether every condition of the query holds for an event with these attributes. */
 export function matchesEvents(query: Query, events: Readonly<Record<string, readonly string[]>>): boolean {
   for (const c of query.conditions) {
-    const values = Object.hasOwn(events, c.key) ? events[c.key]! : undefined;
+    let values = Object.hasOwn(events, c.key) ? events[c.key]! : undefined;
+    // As CometBFT: a tag that names an event type (a composite key without its last part) holds
+    // for that event with the empty string, so `slash EXISTS` finds events of type slash.
+    if ((!values || values.length === 0) && Object.keys(events).some((k) => k.lastIndexOf(".") > 0 && k.slice(0, k.lastIndexOf(".")) === c.key)) values = [""];
     if (!values || values.length === 0) return false;
     if (c.op === "EXISTS") continue;
     if (!values.some((v) => valueMatches(c, v))) return false;

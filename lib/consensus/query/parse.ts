@@ -4,15 +4,21 @@
  *
  *   query     = condition { "AND" condition }
  *   condition = tag op operand | tag "EXISTS"
- *   tag       = letter { letter | digit | "_" | "." | "-" }        e.g. transfer.sender
+ *   tag       = (letter | "_" | ".") { letter | digit | "_" | "." | "-" }   e.g. transfer.sender
  *   op        = "=" | "<" | "<=" | ">" | ">=" | "CONTAINS"
- *   operand   = number | string | "TIME" rfc3339 | "DATE" yyyy-mm-dd
- *   number    = digit { digit } [ "." digit { digit } ]             unsigned, no exponent
+ *   operand   = number | string | "TIME" " " rfc3339 | "DATE" " " yyyy-mm-dd
+ *   number    = digit { digit } [ "." { digit } ]                   unsigned, no exponent
  *   string    = "'" { any character but "'" } "'"                  no escapes
+ *
+ * This is the grammar of CometBFT's scanner and parser (internal/pubsub/query/syntax): letters
+ * and digits are Unicode ones, as Go's unicode.IsLetter and IsDigit; a tag may contain "-", as
+ * CometBFT accepts since v1.0 (event types such as `wasm-transfer`); TIME takes whole seconds in
+ * the years 1900-2999, DATE the same years, each after exactly one space.
  *
  * `=` takes any operand; `<`, `<=`, `>`, `>=` take a number, TIME or DATE;
  * CONTAINS takes a string. Keywords (AND, EXISTS, CONTAINS, TIME, DATE) are
- * case-sensitive upper case and cannot be used as tags. There is no OR and no
+ * case-sensitive upper case and cannot be used as tags, except TIME and DATE
+ * when a space does not follow them (`TIME=5`, as CometBFT). There is no OR and no
  * parentheses. Whitespace (space, tab, newline) between tokens is optional
  * except where two words would run together; a number, TIME or DATE literal
  * must be followed by whitespace or the end of the query (so `5e3` is an error
@@ -82,8 +88,10 @@ const AN_OPERATOR = "an operator (=, <, <=, >, >=, CONTAINS or EXISTS)";
 const TIMESTAMP_EXAMPLE = "an RFC 3339 timestamp such as 2026-01-02T15:04:05Z";
 const DATE_EXAMPLE = "a date such as 2026-01-02";
 
-const isLetter = (c: string | undefined) => c !== undefined && ((c >= "a" && c <= "z") || (c >= "A" && c <= "Z"));
-const isTagChar = (c: string | undefined) => isLetter(c) || isDigit(c) || c === "_" || c === "." || c === "-";
+const isLetter = (c: string | undefined) => c !== undefined && /^\p{L}$/u.test(c);
+/** What a tag may start with: CometBFT reads an ASCII digit as the start of a number. */
+const isTagStart = (c: string | undefined) => c !== undefined && (isLetter(c) || c === "_" || c === "." || (!isDigit(c) && /^\p{Nd}$/u.test(c)));
+const isTagChar = (c: string | undefined) => isTagStart(c) || isDigit(c) || c === "-";
 /** Characters that make up operators, so `==`, `!=` and `=>` are read whole and reported as unknown operators. */
 const isOperatorChar = (c: string | undefined) => c === "=" || c === "<" || c === ">" || c === "!" || c === "~";
 
@@ -158,12 +166,16 @@ class Parser {
   private condition(after?: string): Condition {
     const offset = this.pos;
     const first = this.src[offset];
-    if (!isLetter(first)) {
-      const hint = isDigit(first) ? "tags must start with a letter" : first === "(" ? "parentheses are not supported" : undefined;
+    if (!isTagStart(first)) {
+      const hint = isDigit(first) ? "tags must start with a letter, '_' or '.'" : first === "(" ? "parentheses are not supported" : undefined;
       this.fail(offset, "a tag", { after, found: this.describeToken(offset), hint });
     }
     const key = this.takeRun(isTagChar);
-    if (KEYWORDS.has(key)) this.fail(offset, "a tag", { after, found: `the keyword ${key}`, hint: "keywords cannot be used as tags" });
+    // TIME and DATE start a literal only when a space follows them; otherwise they are tags.
+    const literalKeyword = (key === "TIME" || key === "DATE") && this.src[this.pos] === " ";
+    if (KEYWORDS.has(key) && (literalKeyword || (key !== "TIME" && key !== "DATE"))) {
+      this.fail(offset, "a tag", { after, found: `the keyword ${key}`, hint: "keywords cannot be used as tags" });
+    }
     this.skipSpace();
     const op = this.operator(key);
     if (op === "EXISTS") return { key, op, offset };
@@ -232,8 +244,8 @@ class Parser {
     this.takeRun(isDigit);
     let expected = "a digit, '.' or the end of the number";
     if (this.src[this.pos] === ".") {
+      // `5.` is a number, as strconv.ParseFloat reads it.
       this.pos++;
-      if (!isDigit(this.src[this.pos])) this.fail(this.pos, "a digit after '.'", { found: describeChar(this.src, this.pos) });
       this.takeRun(isDigit);
       expected = "a digit or the end of the number";
     }
@@ -245,10 +257,10 @@ class Parser {
   }
 
   private time(): Operand {
-    this.skipSpace();
+    this.oneSpace("TIME");
     const at = this.pos;
     if (!isDigit(this.src[at])) this.literalStartError(at, TIMESTAMP_EXAMPLE, "TIME");
-    const scan = scanTimestamp(this.src, at);
+    const scan = scanTimestamp(this.src, at, undefined, { fraction: false });
     if (!scan.ok) this.literalError(scan);
     this.pos = scan.end;
     this.literalEnd("the end of the timestamp");
@@ -256,7 +268,7 @@ class Parser {
   }
 
   private date(): Operand {
-    this.skipSpace();
+    this.oneSpace("DATE");
     const at = this.pos;
     if (!isDigit(this.src[at])) this.literalStartError(at, DATE_EXAMPLE, "DATE");
     const scan = scanDate(this.src, at);
@@ -264,6 +276,13 @@ class Parser {
     this.pos = scan.end;
     this.literalEnd("the end of the date", this.src[this.pos] === "T" ? "use TIME for a timestamp" : undefined);
     return { kind: "date", value: scan.value };
+  }
+
+  /** Exactly one space between TIME or DATE and its value, as CometBFT's scanner reads them. */
+  private oneSpace(keyword: string): void {
+    if (this.src[this.pos] !== " ") this.fail(this.pos, "a space", { after: keyword, found: describeChar(this.src, this.pos) });
+    this.pos++;
+    if (isSpace(this.src[this.pos])) this.fail(this.pos, keyword === "TIME" ? TIMESTAMP_EXAMPLE : DATE_EXAMPLE, { after: `${keyword} and one space`, found: "more whitespace" });
   }
 
   private literalStartError(at: number, expected: string, keyword: string): never {

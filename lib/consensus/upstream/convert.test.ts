@@ -1,91 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
-import { dataHash, fromBase64, txHash, utf8, toBase64 } from "../crypto";
+import { fromBase64, txHash, toBase64 } from "../crypto";
+import { ADDR, blockId, HASH, realBlock, realResults, txs } from "./fixtures";
 import { blockResultsSchema, cometBlockSchema } from "./comet";
 import { ConversionError, toIngestBlock } from "./convert";
 import { goTime } from "../native";
 import { CometStandIn, toCometBlock, toCometBlockResults } from "./stand-in";
-
-const HASH = (c: string) => c.repeat(64);
-const ADDR = (c: string) => c.repeat(40);
-const blockId = { hash: HASH("A"), parts: { total: 1, hash: HASH("B") } };
-const txs = [utf8('{"body":{"messages":[{"@type":"/cosmos.bank.v1beta1.MsgSend"}]}}'), utf8("second tx")];
-
-/** /block and /block_results of height 101 as a CometBFT v0.38 node with a Cosmos SDK 0.50 app writes them. */
-function realBlock(overrides: { data_hash?: string; txs?: Uint8Array[] } = {}) {
-  const blockTxs = overrides.txs ?? txs;
-  return {
-    block_id: { hash: HASH("C"), parts: { total: 1, hash: HASH("D") } },
-    block: {
-      header: {
-        version: { block: "11" },
-        chain_id: "bbn-1",
-        height: "101",
-        time: "2025-03-04T05:06:07.123456789Z",
-        last_block_id: blockId,
-        last_commit_hash: HASH("E"),
-        data_hash: overrides.data_hash ?? dataHash(blockTxs),
-        validators_hash: HASH("F"),
-        next_validators_hash: HASH("F"),
-        consensus_hash: HASH("1"),
-        app_hash: HASH("2"),
-        last_results_hash: HASH("3"),
-        evidence_hash: HASH("4"),
-        proposer_address: ADDR("5"),
-        extra_field_of_a_future_version: "ignored",
-      },
-      data: { txs: blockTxs.map(toBase64) },
-      evidence: {
-        evidence: [
-          {
-            type: "tendermint/DuplicateVoteEvidence",
-            value: {
-              vote_a: { type: 2, height: "99", round: 0, block_id: blockId, timestamp: "2025-03-04T05:06:00Z", validator_address: ADDR("6"), validator_index: 1, signature: "c2ln" },
-              vote_b: { type: 2, height: "99", round: 0, block_id: blockId, timestamp: "2025-03-04T05:06:00Z", validator_address: ADDR("6"), validator_index: 1, signature: "c2lnMg==" },
-              TotalVotingPower: "400",
-              ValidatorPower: "100",
-              Timestamp: "2025-03-04T05:05:59Z",
-            },
-          },
-        ],
-      },
-      last_commit: {
-        height: "100",
-        round: 1,
-        block_id: blockId,
-        signatures: [
-          { block_id_flag: 2, validator_address: ADDR("7"), timestamp: "2025-03-04T05:06:06.1Z", signature: "c2lnLTA=" },
-          { block_id_flag: 1, validator_address: "", timestamp: "0001-01-01T00:00:00Z", signature: null },
-          { block_id_flag: 3, validator_address: ADDR("8"), timestamp: "2025-03-04T05:06:06.2Z", signature: "c2lnLTI=" },
-        ],
-      },
-    },
-  };
-}
-
-function realResults(overrides: { height?: string; txs_results?: unknown } = {}) {
-  return {
-    height: overrides.height ?? "101",
-    txs_results: overrides.txs_results ?? [
-      {
-        // ABCI's JSON omits zero values: code 0, an empty log, a false index.
-        gas_wanted: "200000",
-        gas_used: "81234",
-        events: [
-          { type: "tx", attributes: [{ key: "fee", value: "2000ubbn", index: true }, { key: "acc_seq", value: "bbn1abc/7", index: true }] },
-          { type: "message", attributes: [{ key: "action", value: "/cosmos.bank.v1beta1.MsgSend", index: true }, { key: "module", value: "bank" }] },
-        ],
-      },
-      { code: 5, log: "insufficient funds", codespace: "sdk", gas_wanted: "100000", gas_used: "40000", events: null },
-    ],
-    finalize_block_events: [
-      { type: "mint", attributes: [{ key: "amount", value: "1000ubbn", index: true }, { key: "mode", value: "BeginBlock", index: true }] },
-      { type: "commission", attributes: [{ key: "validator", value: "bbnvaloper1x" }] },
-    ],
-    validator_updates: null,
-    consensus_param_updates: null,
-    app_hash: HASH("9"),
-  };
-}
 
 const convert = (block: unknown, results: unknown, warn?: (m: string) => void) => toIngestBlock(cometBlockSchema.parse(block), blockResultsSchema.parse(results), { warn });
 

@@ -13,6 +13,8 @@ import { buildBlock, devnetChain, validatorInfo, type DevnetChain, type Previous
 import { abciInfo, commitFor, consensusParams, emptyMempool, genesis, genesisChunk, netInfo, nodeInfo, validatorSet } from "../devnet/node";
 import { nativeOf, type NativeBlock, type nativeResultsOf } from "../native";
 import type { IngestBlock } from "../types";
+import { blockResultsSchema, cometBlockSchema } from "./comet";
+import { toIngestBlock } from "./convert";
 
 type Answer = { result: unknown } | { error: { code: number; message: string; data: string } };
 
@@ -46,6 +48,7 @@ export class CometStandIn {
   private failing = false;
   private failures = 0;
   private catchingUp = false;
+  private recorded = false;
   /** Requests answered or refused, for tests that check the node was (not) asked. */
   requests = 0;
   /** Writes and ABCI queries received, with their params as sent. */
@@ -80,12 +83,22 @@ export class CometStandIn {
   }
 
   advance(n: number): void {
+    if (this.recorded && n > 0) throw new Error("the stand-in does not build blocks after recorded ones");
     for (let i = 0; i < n; i++) {
       const height = this.latestHeight + 1n;
       const { block, next } = buildBlock(this.chain, this.prev, new Date(GENESIS_TIME + Number(height) * 1000), this.txsPerBlock(height));
       this.blocks.push(block);
       this.prev = next;
     }
+  }
+
+  /**
+   * Commits a block recorded from a real node, served as recorded (/block, /block_results). It
+   * should follow the chain's last block; the chain is not advanced past it.
+   */
+  appendRecorded(block: unknown, results: unknown): void {
+    this.blocks.push(toIngestBlock(cometBlockSchema.parse(block), blockResultsSchema.parse(results), { raw: { block, results } }));
+    this.recorded = true;
   }
 
   fail(on: boolean): void {

@@ -1,0 +1,114 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { networkBySlug, networks, type Network } from "@/lib/networks";
+import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { txHash, utf8 } from "../crypto";
+import { storedRange } from "../store";
+import { realBlock, realResults, txs } from "./fixtures";
+import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "./follower";
+import { CometStandIn } from "./stand-in";
+
+/**
+ * The JSON of a real CometBFT v0.38 node (fixtures.ts: nanosecond times, evidence, an absent
+ * validator, a vote for nil, ABCI results without zero values, an unknown future field) goes
+ * through the follower into the store and comes back unchanged from /cometbft.
+ */
+
+let gw: TestGateway;
+let key: string;
+let node: CometStandIn;
+let follower: FollowerHandle;
+let net: Network;
+const { logger, messages: logs } = captureLogs();
+
+const block101 = realBlock();
+const results101 = realResults();
+const thirdTx = utf8("third tx");
+const block102 = realBlock({ height: 102, txs: [thirdTx] });
+const results102 = realResults({
+  height: "102",
+  txs_results: [{ code: 0, data: "CgA=", log: "[]", info: "", gas_wanted: "90000", gas_used: "51000", events: [{ type: "message", attributes: [{ key: "action", value: "/cosmos.staking.v1beta1.MsgDelegate", index: true }] }], codespace: "" }],
+});
+
+type Rpc<T = unknown> = { jsonrpc: string; id: number; result: T; error?: unknown };
+
+beforeAll(async () => {
+  // 100 blocks of the stand-in's chain, then the two recorded ones.
+  node = await CometStandIn.start({ chainId: "bbn-1", blocks: 100 });
+  node.appendRecorded(block101, results101);
+  node.appendRecorded(block102, results102);
+  const mainnet = networkBySlug("babylon-mainnet")!;
+  net = { ...mainnet, slug: `roundtrip-${randomBytes(3).toString("hex")}`, source: { kind: "upstream", urls: [node.url] }, activeChainId: mainnet.chainId };
+  (globalThis as { __blockgateCatalog?: readonly Network[] }).__blockgateCatalog = [...networks(), net];
+  gw = await startTestGateway();
+  ({ apiKey: key } = await createTestProject("Round trip", "ENTERPRISE"));
+  follower = startUpstreamFollower(net, { databaseUrl: process.env.DATABASE_URL!, logger, startHeight: 101n });
+  const until = Date.now() + 60_000;
+  while ((await storedRange(net.slug))?.latest !== 102n) {
+    if (Date.now() > until) throw new Error(`the follower did not ingest the recorded blocks\n${logs.join("\n")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await follower?.stop();
+  await gw?.stop();
+  await node?.stop();
+  if (net) await deleteNetworkIndex(net.slug);
+});
+
+const url = (path: string) => `${gw.url}/cometbft/${net.slug}/${key}/${path}`;
+const text = async (path: string) => {
+  const res = await fetch(url(path));
+  expect(res.status, path).toBe(200);
+  return res.text();
+};
+const result = async <T>(path: string): Promise<T> => {
+  const body = JSON.parse(await text(path)) as Rpc<T>;
+  expect(body.error, path).toBeUndefined();
+  return body.result;
+};
+const uriAnswer = (value: unknown) => `{"jsonrpc":"2.0","id":-1,"result":${JSON.stringify(value)}}`;
+
+describe("a real node's JSON through the store", () => {
+  it("was ingested without a warning", () => {
+    expect(logs.filter((l) => /warn|error/i.test(l) && l.includes("block 10"))).toEqual([]);
+  });
+
+  it("answers /block, /block_by_hash and /block_results byte for byte as the node sent them", async () => {
+    for (const [height, block, results] of [[101, block101, results101], [102, block102, results102]] as const) {
+      expect(await text(`block?height=${height}`)).toBe(uriAnswer(block));
+      expect(await text(`block_by_hash?hash=0x${block.block_id.hash}`)).toBe(uriAnswer(block));
+      expect(await text(`block_results?height=${height}`)).toBe(uriAnswer(results));
+    }
+    // The JSON-RPC form answers the same result.
+    const res = await fetch(`${gw.url}/cometbft/${net.slug}`, { method: "POST", headers: { "X-API-KEY": key }, body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "block_results", params: { height: "101" } }) });
+    expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 7, result: results101 });
+  });
+
+  it("answers /header and /commit field by field: nanosecond times, the future field, absent and nil signatures", async () => {
+    const header = await result<{ header: unknown }>("header?height=101");
+    expect(header).toEqual({ header: block101.block.header });
+    expect(await result("header_by_hash?hash=0x" + block101.block_id.hash)).toEqual({ header: block101.block.header });
+    // The commit of 101 is the last_commit of 102.
+    const commit = await result<{ signed_header: { header: unknown; commit: { signatures: unknown[] } }; canonical: boolean }>("commit?height=101");
+    expect(commit).toEqual({ signed_header: { header: block101.block.header, commit: block102.block.last_commit }, canonical: true });
+    expect(commit.signed_header.commit.signatures).toEqual([
+      { block_id_flag: 2, validator_address: "7".repeat(40), timestamp: "2025-03-04T05:06:06.1Z", signature: "c2lnLTA=" },
+      { block_id_flag: 1, validator_address: "", timestamp: "0001-01-01T00:00:00Z", signature: null },
+      { block_id_flag: 3, validator_address: "8".repeat(40), timestamp: "2025-03-04T05:06:06.2Z", signature: "c2lnLTI=" },
+    ]);
+    expect((header.header as { time: string }).time).toBe("2025-03-04T05:06:07.123456789Z");
+    expect(header.header).toHaveProperty("extra_field_of_a_future_version", "ignored");
+  });
+
+  it("answers /tx and /tx_search with the node's ExecTxResult as sent (zero values left out, a null event list)", async () => {
+    for (const [i, raw] of txs.entries()) {
+      const tx = await result<{ hash: string; height: string; index: number; tx_result: unknown; tx: string }>(`tx?hash=0x${txHash(raw)}`);
+      expect(tx).toEqual({ hash: txHash(raw), height: "101", index: i, tx_result: (results101.txs_results as unknown[])[i], tx: Buffer.from(raw).toString("base64") });
+    }
+    const found = await result<{ txs: Array<{ tx_result: unknown }>; total_count: string }>(`tx_search?query=${encodeURIComponent('"tx.height = 102"')}`);
+    expect(found).toEqual({ txs: [{ hash: txHash(thirdTx), height: "102", index: 0, tx_result: (results102.txs_results as unknown[])[0], tx: Buffer.from(thirdTx).toString("base64") }], total_count: "1" });
+  });
+});
