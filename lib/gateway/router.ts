@@ -346,16 +346,17 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    checkAllowlist(req, principal, ctx);
     const failed = (e: unknown) => {
       const error = fail(req, res, requestId, e, principal);
       if (shared.requestLog) ctx.finished(error.status, JSON.stringify(error.toJSON()));
     };
     let quota: Promise<void> | undefined;
     try {
+      checkAllowlist(req, principal, ctx);
       quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
     } catch (e) {
-      // Over the allowance, known without waiting: answered with the allowance's headers too.
+      // Refused by the key's allowlists, or over the allowance, known without waiting: answered
+      // with the allowance's headers, and logged, as any refusal of a known key.
       failed(e);
       return;
     }
