@@ -81,6 +81,12 @@ const schema = z.object({
    * up to now (1,500 steps of 15 minutes).
    */
   USAGE_MINUTE_RETENTION_DAYS: integer(1, 3650, 16),
+  /**
+   * off: the public API meters no usage and enforces no plan limit (CU per second, allowance),
+   * for a private deployment without accounts to bill, or to measure what metering costs
+   * (npm run bench -- usage-load).
+   */
+  USAGE_METERING: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   /** The console's request log (the last 1,000 requests per project, and recent traffic): on or off. */
   REQUEST_LOG: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
