@@ -9,6 +9,8 @@ export interface LoadOptions {
   body?: string;
   connections: number;
   durationSec: number;
+  /** Fixed offered load: requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -72,6 +74,7 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
         pipelining: 1,
         duration: opts.durationSec,
         timeout: 10,
+        ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
       },
       (err: unknown, result: autocannon.Result) => {
         unregister();

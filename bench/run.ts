@@ -27,6 +27,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
     load: async () => (await import("./usage")).usageBench,
   },
+  "usage-load": {
+    summary: "gateway req/s at c=32 with usage metering, limits and the request log on vs off (interleaved rounds), and database writes/s at 100 and 5,000 req/s",
+    load: async () => (await import("./usage-load")).usageLoadBench,
+  },
   "webhook-delivery": {
     summary: "webhook delivery workers: deliveries/s to a local receiver vs bare undici POSTs to it",
     load: async () => (await import("./webhook-delivery")).webhookDeliveryBench,

@@ -2,6 +2,7 @@
  * `npm run bench -- usage [--days 90] [--runs 7]`: chart query time of the usage API over a busy
  * project's generated history (every network, 50 endpoints, 10 keys, two status classes), read
  * from the minute, hour and day tables as the console's ranges do, and the quota check's read.
+ * What metering costs the gateway under load, and the writes it causes: bench/usage-load.ts.
  */
 import os from "node:os";
 import { createUser } from "@/lib/auth/users";

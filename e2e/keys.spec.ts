@@ -13,7 +13,7 @@ function setPlan(projectId: string, plan: string): void {
   });
 }
 
-test("on a paid plan a user creates a second key, locks it to an origin, and sees a refused call from the playground", async ({ page, baseURL, consoleErrors }) => {
+test("on a paid plan a user creates a second key, locks it to an origin, and sees a refused call from the playground in the request log", async ({ page, baseURL, consoleErrors }) => {
   test.setTimeout(120_000);
   await signUp(page, uniqueEmail("keys"));
   const projectId = await completeOnboarding(page);
@@ -60,6 +60,16 @@ test("on a paid plan a user creates a second key, locks it to an origin, and see
   await picker.selectOption({ label: (await picker.getByRole("option", { name: /^Default key/ }).textContent())! });
   await page.getByRole("button", { name: "Send", exact: true }).click();
   await expect(page.getByTestId("response-status")).toContainText("200");
+
+  // The refused call is in the request log, under the key that was refused, beside the one that passed.
+  await page.getByRole("navigation", { name: "Project sections" }).getByRole("link", { name: "Requests" }).click();
+  await expect(page.getByRole("heading", { name: "Requests", level: 1 })).toBeVisible();
+  const refused = page.getByRole("row").filter({ hasText: "403" });
+  await expect(refused).toHaveCount(1, { timeout: 20_000 });
+  await expect(refused.getByRole("cell")).toContainText(["", "node", "ethereum-mainnet", "rejected", "403", /ms/, "0", "Web app"]);
+  const passed = page.getByRole("row").filter({ hasText: "eth_chainId" });
+  await expect(passed).toHaveCount(1);
+  await expect(passed.getByRole("cell")).toContainText(["", "node", "ethereum-mainnet", "eth_chainId", "200", /ms/, /\d/, "Default key"]);
 
   // Revoke the new key (with confirmation): it leaves the list.
   await page.goto(`/projects/${projectId}/keys`);

@@ -75,6 +75,18 @@ const schema = z.object({
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
   KEY_CACHE_TTL_MS: integer(0, 60_000, 5000),
   USAGE_FLUSH_MS: integer(50, 60_000, 1000),
+  /**
+   * Days the per-minute usage buckets are kept (charts with steps under an hour read them); hours
+   * and days are kept for good. The default covers every minute-step range the usage API answers
+   * up to now (1,500 steps of 15 minutes).
+   */
+  USAGE_MINUTE_RETENTION_DAYS: integer(1, 3650, 16),
+  /**
+   * off: the public API meters no usage and enforces no plan limit (CU per second, allowance),
+   * for a private deployment without accounts to bill, or to measure what metering costs
+   * (npm run bench -- usage-load).
+   */
+  USAGE_METERING: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   /** The console's request log (the last 1,000 requests per project, and recent traffic): on or off. */
   REQUEST_LOG: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),

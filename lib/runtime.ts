@@ -148,6 +148,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         host: env.HOST,
         port: env.PORT,
         meter: usage,
+        metering: env.USAGE_METERING === "on",
         requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,

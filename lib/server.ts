@@ -17,6 +17,8 @@ export interface HttpServerOptions {
   meter: UsageMeter;
   /** Where authenticated requests are logged for the console's request log (none: not logged). */
   requestLog?: RequestLog;
+  /** false: no metering and no plan limits on the public API (USAGE_METERING=off; default true). */
+  metering?: boolean;
   /** Next.js request handler for everything that is not a public API path. */
   next?: NextHandler;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
@@ -48,7 +50,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
+  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, metering: options.metering, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

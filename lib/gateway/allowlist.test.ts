@@ -131,6 +131,14 @@ describe("revoked keys and usage", () => {
     expect(rejected.map((r) => [r.api, r.status, r.requests, r.errors, Number(r.cu)]).sort()).toEqual(
       ["aptos", "cometbft", "node", "rpc", "v1"].map((api) => [api, "4xx", 1, 1, 0]),
     );
+    // The refused calls are in the project's request log, under the key, with what was answered;
+    // the calls with a revoked key belong to no project's log.
+    await gw.requestLog.flush();
+    const logged = await db().requestLog.findMany({ where: { projectId: p.projectId, status: 403 }, orderBy: { api: "asc" } });
+    const refusal = JSON.stringify({ code: "PERMISSION_DENIED", message: "The origin https://evil.example is not in this key's allowlist." });
+    expect(logged.map((r) => ({ api: r.api, keyId: r.keyId, method: r.method, status: r.status, statusClass: r.statusClass, cu: r.cu, result: r.result }))).toEqual(
+      ["aptos", "cometbft", "node", "rpc", "v1"].map((api) => ({ api, keyId: key.id, method: "rejected", status: 403, statusClass: "4xx", cu: 0, result: refusal })),
+    );
     const row = await db().apiKey.findUniqueOrThrow({ where: { id: key.id } });
     expect(row.lastUsedAt).toEqual(expect.any(Date));
     expect(Math.abs(row.lastUsedAt!.getTime() - Date.now())).toBeLessThan(60_000);

@@ -28,6 +28,11 @@ export const FAILED_AUTH_LIMIT: BucketLimit = { burst: 30, refillMs: 200 };
 export interface GatewayOptions {
   mounts: readonly Mount[];
   meter: UsageMeter;
+  /**
+   * false: no usage is metered and no plan limit (CU per second, allowance) is enforced or
+   * announced in headers (USAGE_METERING=off). Default true.
+   */
+  metering?: boolean;
   /** Where each authenticated request is logged for the console (none: not logged). */
   requestLog?: RequestLog;
   /** Default: the "gateway" component logger. */
@@ -163,6 +168,7 @@ interface Shared {
   limiter: RateLimiter;
   quota: QuotaTracker;
   meter: UsageMeter;
+  metering: boolean;
   requestLog: RequestLog | undefined;
 }
 
@@ -205,17 +211,18 @@ class RequestContext implements GatewayContext {
   }
 
   charge(cu: number): void {
-    this.shared.limiter.take(this.principal, cu);
+    if (this.shared.metering) this.shared.limiter.take(this.principal, cu);
   }
 
   meter(endpoint: string, cu: number, error: boolean, httpStatus?: number): void {
     this.metered = true;
     const p = this.principal;
-    if (!error) this.shared.quota.add(p.projectId, cu);
     const status = !error ? "2xx" : httpStatus === undefined ? "rpc_error" : statusClass(httpStatus);
     if (++this.calls === 1) this.endpoint = endpoint;
     if (!error) this.cuTotal += cu;
     if (status === "rpc_error") this.rpcError = true;
+    if (!this.shared.metering) return;
+    if (!error) this.shared.quota.add(p.projectId, cu);
     this.shared.meter.record({
       projectId: p.projectId,
       keyId: p.keyId,
@@ -299,7 +306,7 @@ function splitPath(url: string): string[] {
  */
 export function createGateway(options: GatewayOptions): GatewayHandler {
   const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(options.now), meter: options.meter, requestLog: options.requestLog };
+  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(options.now), meter: options.meter, metering: options.metering ?? true, requestLog: options.requestLog };
   const keys = keyVerifier();
   const log = options.logger ?? componentLogger("gateway");
   const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
@@ -307,7 +314,8 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
 
   /** The allowance's X-RateLimit-* headers for a response to the principal's request. */
-  const limitHeaders = (p: KeyPrincipal) => shared.quota.headers(p.projectId, p.plan);
+  const limitHeaders = (p: KeyPrincipal) => (shared.metering ? shared.quota.headers(p.projectId, p.plan) : undefined);
+  const checkQuota = (p: KeyPrincipal) => (shared.metering ? shared.quota.check(p.projectId, p.plan, p.overage) : undefined);
 
   const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, principal?: KeyPrincipal): AppError => {
     const error = toAppError(e, (err) => log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
@@ -346,16 +354,17 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
     const network = resolveNetwork(mount, match);
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    checkAllowlist(req, principal, ctx);
     const failed = (e: unknown) => {
       const error = fail(req, res, requestId, e, principal);
       if (shared.requestLog) ctx.finished(error.status, JSON.stringify(error.toJSON()));
     };
     let quota: Promise<void> | undefined;
     try {
-      quota = shared.quota.check(principal.projectId, principal.plan, principal.overage);
+      checkAllowlist(req, principal, ctx);
+      quota = checkQuota(principal);
     } catch (e) {
-      // Over the allowance, known without waiting: answered with the allowance's headers too.
+      // Refused by the key's allowlists, or over the allowance, known without waiting: answered
+      // with the allowance's headers, and logged, as any refusal of a known key.
       failed(e);
       return;
     }
@@ -476,7 +485,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           network,
           principal,
           call: () => new RequestContext(req, requestId, network, principal, shared, mount.prefix),
-          quota: () => shared.quota.check(principal.projectId, principal.plan, principal.overage),
+          quota: () => checkQuota(principal),
         };
         const quota = ctx.quota();
         if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));

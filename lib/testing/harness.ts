@@ -39,11 +39,11 @@ export interface TestGateway {
  * The public API server on a free port (no Next.js), with its own meter and request log (flushed
  * by the test). `now`: the gateway's wall clock for plan periods (a test moves it across a reset).
  */
-export async function startTestGateway(options: { trustedProxyHops?: number; now?: () => number } = {}): Promise<TestGateway> {
+export async function startTestGateway(options: { trustedProxyHops?: number; now?: () => number; metering?: boolean } = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
   const requestLog = new RequestLog();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, trustedProxyHops: options.trustedProxyHops, now: options.now });
+  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, metering: options.metering, trustedProxyHops: options.trustedProxyHops, now: options.now });
   return {
     url: server.url,
     meter,

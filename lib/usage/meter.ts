@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { db } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { emptyHistogram, LATENCY_BUCKETS, latencyBucket } from "./latency";
 
@@ -49,6 +50,13 @@ const BATCH = 1000;
 /** How long the ids of committed flushes are kept (a flush is re-sent within seconds of its first try). */
 const FLUSH_ID_RETENTION = "1 day";
 const PRUNE_EVERY_MS = 60 * MINUTE;
+/** Minute rows deleted per statement when pruning: each DELETE is short, whatever the backlog. */
+export const PRUNE_BATCH = 5000;
+
+/** How long minute buckets are kept, in ms (USAGE_MINUTE_RETENTION_DAYS). */
+export function minuteRetentionMs(): number {
+  return getEnv().USAGE_MINUTE_RETENTION_DAYS * DAY;
+}
 
 /** Counters taken out of `pending` for one flush, sent as statements `<id>:0`, `<id>:1`, …: */
 interface Flush {
@@ -81,7 +89,11 @@ export class UsageMeter {
   /** When each key was last used (ms since the epoch), since the last write of api_keys.last_used_at. */
   private lastUsed = new Map<string, number>();
 
-  constructor(private readonly log: Logger = componentLogger("usage")) {}
+  constructor(
+    private readonly log: Logger = componentLogger("usage"),
+    /** How long minute buckets are kept; undefined: the meter deletes none (the process's meter() keeps USAGE_MINUTE_RETENTION_DAYS). */
+    private readonly minuteRetention?: number,
+  ) {}
 
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
@@ -162,7 +174,11 @@ export class UsageMeter {
       this.failingSince = undefined;
     }
     await this.writeLastUsed();
-    await this.prune();
+    const now = Date.now();
+    if (now - this.prunedAt >= PRUNE_EVERY_MS) {
+      this.prunedAt = now;
+      await this.prune(now);
+    }
     return true;
   }
 
@@ -229,15 +245,40 @@ export class UsageMeter {
     }
   }
 
-  /** Deletes flush ids older than FLUSH_ID_RETENTION, at most once every PRUNE_EVERY_MS. */
-  private async prune(): Promise<void> {
-    const now = Date.now();
-    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = now;
+  /**
+   * Deletes flush ids older than FLUSH_ID_RETENTION and minute buckets older than the minute
+   * retention (when the meter has one), PRUNE_BATCH rows per statement (the hour and day rollups
+   * are kept).
+   * Runs from the flush at most once every PRUNE_EVERY_MS; never rejects. Resolves the number of
+   * minute rows deleted.
+   */
+  async prune(now = Date.now()): Promise<number> {
     await db()
       .$executeRawUnsafe(`DELETE FROM usage_flushes WHERE created_at < now() - interval '${FLUSH_ID_RETENTION}'`)
       .catch((e: unknown) => this.log.warn({ err: errorMessage(e) }, "could not delete old usage flush ids; trying again in an hour"));
+    if (this.minuteRetention === undefined) return 0;
+    const cutoff = new Date(minuteRetentionStart(now, this.minuteRetention));
+    let deleted = 0;
+    try {
+      for (;;) {
+        const n = await db().$executeRawUnsafe(
+          `DELETE FROM usage_buckets WHERE ctid = ANY (ARRAY(SELECT ctid FROM usage_buckets WHERE minute < $1 LIMIT ${PRUNE_BATCH}))`,
+          cutoff,
+        );
+        deleted += n;
+        if (n < PRUNE_BATCH) break;
+      }
+    } catch (e) {
+      this.log.warn({ err: errorMessage(e), deleted }, "could not delete old per-minute usage; trying again in an hour");
+    }
+    return deleted;
   }
+}
+
+/** The oldest minute still kept at `now`: minute buckets before it are deleted (or about to be). */
+export function minuteRetentionStart(now: number, retentionMs = minuteRetentionMs()): number {
+  const t = now - retentionMs;
+  return t - (t % MINUTE);
 }
 
 /** The counters summed per hour or per UTC day (one row per key of the rollup table). */
@@ -264,6 +305,6 @@ const g = globalThis as unknown as { __blockgateMeter?: UsageMeter };
 
 /** The process's meter (shared by the gateway and anything else in the process that meters). */
 export function meter(): UsageMeter {
-  g.__blockgateMeter ??= new UsageMeter();
+  g.__blockgateMeter ??= new UsageMeter(componentLogger("usage"), minuteRetentionMs());
   return g.__blockgateMeter;
 }

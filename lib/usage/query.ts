@@ -6,6 +6,7 @@ import { periodEnd, periodStart } from "@/lib/gateway/quota";
 import { networkBySlug } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 import { LATENCY_BUCKETS, percentile } from "./latency";
+import { minuteRetentionMs, minuteRetentionStart } from "./meter";
 
 /** Chart steps, in seconds. */
 export const STEPS = { "1m": 60, "5m": 300, "15m": 900, "1h": 3600, "6h": 21_600, "1d": 86_400 } as const;
@@ -68,7 +69,7 @@ export interface UsageQuery {
 }
 
 /** Validates the query string: 400 INVALID_PARAMETER or WRONG_RANGE_PARAMETER naming the parameter. */
-export function parseUsageQuery(params: Record<string, string>, now = Date.now()): UsageQuery {
+export function parseUsageQuery(params: Record<string, string>, now = Date.now(), retentionMs = minuteRetentionMs()): UsageQuery {
   const parsed = QUERY.safeParse(params);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -79,7 +80,21 @@ export function parseUsageQuery(params: Record<string, string>, now = Date.now()
   const to = q.to ?? now;
   const from = q.from ?? to - 24 * 3_600_000;
   if (from >= to) throw new AppError("WRONG_RANGE_PARAMETER", "from must be earlier than to.");
-  const step = q.step ?? stepFor(to - from);
+  // Steps under an hour read the minute buckets, kept for the minute retention only: a range that
+  // starts before it is drawn hourly when no step is asked for, and refused when one is.
+  const kept = minuteRetentionStart(now, retentionMs);
+  const needsMinutes = (s: Step) => source(s).table === "usage_buckets" && alignedStart(from, s) < kept;
+  let step = q.step ?? stepFor(to - from);
+  if (needsMinutes(step)) {
+    if (q.step !== undefined) {
+      const days = retentionMs / 86_400_000;
+      throw new AppError(
+        "WRONG_RANGE_PARAMETER",
+        `Usage per minute is kept for ${days} day${days === 1 ? "" : "s"}, so steps of ${MINUTE_STEPS.join(", ")} start at ${new Date(kept).toISOString()} at the earliest: use a step of 1h or more for this range, or a later from.`,
+      );
+    }
+    step = "1h";
+  }
   const steps = Math.ceil((to - from) / 1000 / STEPS[step]);
   if (steps > MAX_STEPS) {
     throw new AppError("WRONG_RANGE_PARAMETER", `The range holds ${steps} steps of ${step}; at most ${MAX_STEPS} are answered: use a larger step or a shorter range.`);
@@ -141,6 +156,15 @@ function source(step: Step): { table: string; column: string } {
   if (s % 86_400 === 0) return { table: "usage_days", column: "day" };
   if (s % 3600 === 0) return { table: "usage_hours", column: "hour" };
   return { table: "usage_buckets", column: "minute" };
+}
+
+/** The steps read from the minute buckets. */
+const MINUTE_STEPS = (Object.keys(STEPS) as Step[]).filter((s) => source(s).table === "usage_buckets");
+
+/** Start of the first step of a range. */
+function alignedStart(from: number, step: Step): number {
+  const ms = STEPS[step] * 1000;
+  return Math.floor(from / ms) * ms;
 }
 
 /** The step a row falls in: the row's own time when the step is the table's granularity. */
@@ -209,7 +233,7 @@ export async function allowanceOf(projectId: string, plan: Plan, now = Date.now(
 /** The series the usage charts draw: per step and group, empty steps as zero. */
 export async function usageReport(project: { id: string; plan: Plan }, q: UsageQuery, now = Date.now()): Promise<UsageReport> {
   const stepMs = STEPS[q.step] * 1000;
-  const start = Math.floor(q.from / stepMs) * stepMs;
+  const start = alignedStart(q.from, q.step);
   const end = Math.ceil(q.to / stepMs) * stepMs;
   const n = Math.round((end - start) / stepMs);
   const { table, column } = source(q.step);

@@ -3,12 +3,14 @@ import { CONSENSUS_ENDPOINTS } from "@/lib/consensus/catalog";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { EVM_METHODS } from "@/lib/evm/methods";
+import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { usageApiResponse } from "./api";
 import type { UsageReport } from "./query";
 
 // Consensus searches need no indexed data (an empty index answers them); the EVM methods used are
-// answered from the network catalog, so no node is needed either.
+// answered from the network catalog, so no node is needed either; the webhook API reads the
+// project's (empty) subscriptions and delivery history.
 const CONSENSUS = "babylon-mainnet";
 const EVM = "ethereum-mainnet";
 const N = 7;
@@ -61,6 +63,10 @@ const TX_SEARCH = CONSENSUS_ENDPOINTS.tx_search.cu;
 const BLOCK_SEARCH = CONSENSUS_ENDPOINTS.block_search.cu;
 const CHAIN_ID = EVM_METHODS.eth_chainId!.cu;
 const NET_VERSION = EVM_METHODS.net_version!.cu;
+const WEBHOOK_LIST = WEBHOOK_ROUTES.list.cu;
+const WEBHOOK_HISTORY = WEBHOOK_ROUTES.history.cu;
+/** CU of one round of successful calls. */
+const ROUND = TX_SEARCH + BLOCK_SEARCH + CHAIN_ID + NET_VERSION + WEBHOOK_LIST + WEBHOOK_HISTORY;
 
 describe("usage data", () => {
   const range = () => ({ from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() });
@@ -71,6 +77,8 @@ describe("usage data", () => {
       await get(`/rpc/${CONSENSUS}/block_search?query=${encodeURIComponent("block.height > 0")}`);
       expect(await rpc("eth_chainId")).toMatchObject({ result: expect.any(String) });
       expect(await rpc("net_version")).toMatchObject({ result: expect.any(String) });
+      expect(JSON.parse(await get("/v1/ethereum/mainnet/webhooks"))).toMatchObject({ items: [] });
+      expect(JSON.parse(await get("/v1/ethereum/mainnet/webhooks/history"))).toMatchObject({ items: [], total: 0 });
     }
     // Failures: a query that does not parse, unknown method names (all folded into one label).
     await get(`/rpc/${CONSENSUS}/tx_search?query=${encodeURIComponent("tx.height >")}`);
@@ -98,6 +106,8 @@ describe("usage data", () => {
       "node eth_chainId 2xx": { cu: N * CHAIN_ID, requests: N, errors: 0 },
       "node net_version 2xx": { cu: N * NET_VERSION, requests: N, errors: 0 },
       "node unsupported rpc_error": { cu: 0, requests: 2, errors: 2 },
+      "v1 webhooks.list 2xx": { cu: N * WEBHOOK_LIST, requests: N, errors: 0 },
+      "v1 webhooks.history 2xx": { cu: N * WEBHOOK_HISTORY, requests: N, errors: 0 },
     });
     expect(new Set(rows.map((r) => r.network))).toEqual(new Set([CONSENSUS, EVM]));
   });
@@ -106,7 +116,7 @@ describe("usage data", () => {
     const minutes = await db().usageBucket.aggregate({ where: { projectId: owner.projectId }, _sum: { cu: true, requests: true, errors: true } });
     const hours = await db().usageHour.aggregate({ where: { projectId: owner.projectId }, _sum: { cu: true, requests: true, errors: true } });
     const days = await db().usageDay.aggregate({ where: { projectId: owner.projectId }, _sum: { cu: true, requests: true, errors: true } });
-    const expected = { cu: N * (TX_SEARCH + BLOCK_SEARCH + CHAIN_ID + NET_VERSION), requests: 4 * N + 3, errors: 3 };
+    const expected = { cu: N * ROUND, requests: 6 * N + 3, errors: 3 };
     for (const s of [minutes._sum, hours._sum, days._sum]) expect({ cu: Number(s.cu), requests: Number(s.requests), errors: Number(s.errors) }).toEqual(expected);
     const hist = await db().usageHour.findMany({ where: { projectId: owner.projectId } });
     for (const h of hist) expect(sum(h.latencyHist)).toBe(h.requests);
@@ -119,6 +129,8 @@ describe("usage data", () => {
       "node:eth_chainId": { cu: N * CHAIN_ID, requests: N, errors: 0 },
       "node:net_version": { cu: N * NET_VERSION, requests: N, errors: 0 },
       "node:unsupported": { cu: 0, requests: 2, errors: 2 },
+      "v1:webhooks.list": { cu: N * WEBHOOK_LIST, requests: N, errors: 0 },
+      "v1:webhooks.history": { cu: N * WEBHOOK_HISTORY, requests: N, errors: 0 },
     };
     const twoDays = { from: new Date(Date.now() - 2 * 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     for (const params of [{ ...range(), step: "1m" }, { ...range(), step: "1h" }, { ...twoDays, step: "1d" }]) {
@@ -133,22 +145,29 @@ describe("usage data", () => {
     expect(totals(byApi)).toEqual({
       rpc: { cu: N * (TX_SEARCH + BLOCK_SEARCH), requests: 2 * N + 1, errors: 1 },
       node: { cu: N * (CHAIN_ID + NET_VERSION), requests: 2 * N + 2, errors: 2 },
+      v1: { cu: N * (WEBHOOK_LIST + WEBHOOK_HISTORY), requests: 2 * N, errors: 0 },
     });
-    expect(byApi.groups.map((g) => g.label)).toEqual(["Consensus RPC (/rpc)", "EVM JSON-RPC (/node)"]);
+    // Most CU first.
+    const labels: Array<[number, string]> = [
+      [TX_SEARCH + BLOCK_SEARCH, "Consensus RPC (/rpc)"],
+      [CHAIN_ID + NET_VERSION, "EVM JSON-RPC (/node)"],
+      [WEBHOOK_LIST + WEBHOOK_HISTORY, "Webhook API (/v1)"],
+    ];
+    expect(byApi.groups.map((g) => g.label)).toEqual(labels.sort((a, b) => b[0] - a[0]).map(([, l]) => l));
 
     const byNetwork = await report({ ...range(), groupBy: "network" });
     expect(Object.keys(totals(byNetwork)).sort()).toEqual([CONSENSUS, EVM]);
 
     const byStatus = await report({ ...range(), groupBy: "status" });
     expect(totals(byStatus)).toEqual({
-      "2xx": { cu: N * (TX_SEARCH + BLOCK_SEARCH + CHAIN_ID + NET_VERSION), requests: 4 * N, errors: 0 },
+      "2xx": { cu: N * ROUND, requests: 6 * N, errors: 0 },
       rpc_error: { cu: 0, requests: 3, errors: 3 },
     });
 
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: owner.projectId } });
     const byKey = await report({ ...range(), groupBy: "key" });
     expect(byKey.groups.map((g) => [g.key, g.label])).toEqual([[key.id, `${key.name} (${key.start}…)`]]);
-    expect(byKey.sums).toEqual({ cu: N * (TX_SEARCH + BLOCK_SEARCH + CHAIN_ID + NET_VERSION), requests: 4 * N + 3, errors: 3 });
+    expect(byKey.sums).toEqual({ cu: N * ROUND, requests: 6 * N + 3, errors: 3 });
 
     // Latency quantiles where there were requests, null where there were none.
     const busy = byKey.total.requests.findIndex((n) => n > 0);
@@ -181,6 +200,9 @@ describe("usage data", () => {
       expect(mine.map((r) => Number(r[5]))).toEqual(g.s.errors);
       expect(mine.map((r) => (r[6] === "" ? null : Number(r[6])))).toEqual(g.s.p50);
     }
+    // The catalog's CU of every call made, in the CSV's totals.
+    expect(sum(rows.filter((r) => r[1] === "all").map((r) => Number(r[3])))).toBe(N * ROUND);
+    expect(sum(rows.filter((r) => r[1] === "v1:webhooks.list").map((r) => Number(r[3])))).toBe(N * WEBHOOK_LIST);
   });
 
   it("answers another user's project 404, as one that does not exist", async () => {
@@ -193,7 +215,7 @@ describe("usage data", () => {
     expect(await refusal({ from: "yesterday" })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringContaining('from: "yesterday" is not a date') });
     expect(await refusal({ to: "2026-13-45" })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringContaining("to: ") });
     expect(await refusal({ from: new Date(now).toISOString(), to: new Date(now - 60_000).toISOString() })).toEqual({ status: 400, code: "WRONG_RANGE_PARAMETER", message: "from must be earlier than to." });
-    expect(await refusal({ from: new Date(now - 90 * 86_400_000).toISOString(), to: new Date(now).toISOString(), step: "1m" })).toEqual({
+    expect(await refusal({ from: new Date(now - 2 * 86_400_000).toISOString(), to: new Date(now).toISOString(), step: "1m" })).toEqual({
       status: 400,
       code: "WRONG_RANGE_PARAMETER",
       message: expect.stringContaining("at most 1500 are answered"),

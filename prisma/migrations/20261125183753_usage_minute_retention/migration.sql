@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "usage_buckets_minute_idx" ON "usage_buckets" USING BRIN ("minute");
