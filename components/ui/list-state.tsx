@@ -157,3 +157,23 @@ export function ListTable({
     </>
   );
 }
+
+/** Page links under a paged list; nothing when it fits on one page. */
+export function Pager({ label, page, pages, onPage, previous = "Previous", next = "Next" }: { label: string; page: number; pages: number; onPage: (page: number) => void; previous?: string; next?: string }) {
+  if (pages <= 1) return null;
+  return (
+    <nav aria-label={label} className="flex items-center justify-between gap-3 border-t border-line px-5 py-3 text-sm text-muted">
+      <span>
+        Page {page} of {pages}
+      </span>
+      <div className="flex gap-2">
+        <Button variant="secondary" size="sm" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+          {previous}
+        </Button>
+        <Button variant="secondary" size="sm" disabled={page >= pages} onClick={() => onPage(page + 1)}>
+          {next}
+        </Button>
+      </div>
+    </nav>
+  );
+}

@@ -10,7 +10,7 @@ import { Card, CardHeader } from "@/components/ui/card";
 import { formatDateTime } from "@/components/ui/format";
 import { Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
-import { ListTable } from "@/components/ui/list-state";
+import { ListTable, Pager } from "@/components/ui/list-state";
 import { historyQueryKey, webhookPath, webhooksPath, type HistoryItem, type Page } from "./types";
 
 const RPP = 20;
@@ -114,21 +114,7 @@ export function DeliveryHistory({ projectId, subscriptionId }: { projectId: stri
           ))}
         </tbody>
       </ListTable>
-      {pages > 1 ? (
-        <nav aria-label="Pages of the delivery history" className="flex items-center justify-between gap-3 border-t border-line px-5 py-3 text-sm text-muted">
-          <span>
-            Page {page} of {pages}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
-              Newer
-            </Button>
-            <Button variant="secondary" size="sm" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
-              Older
-            </Button>
-          </div>
-        </nav>
-      ) : null}
+      <Pager label="Pages of the delivery history" page={page} pages={pages} onPage={setPage} previous="Newer" next="Older" />
     </Card>
   );
 }

@@ -8,7 +8,7 @@ import { Badge } from "@/components/ui/badge";
 import { Button, ButtonLink } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { formatDateTime } from "@/components/ui/format";
-import { ListTable } from "@/components/ui/list-state";
+import { ListTable, Pager } from "@/components/ui/list-state";
 import { EmptyState } from "@/components/ui/page-header";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { ActiveSwitch } from "./active-switch";
@@ -67,21 +67,7 @@ export function WebhooksList({ projectId }: { projectId: string }) {
           ))}
         </tbody>
       </ListTable>
-      {pages > 1 ? (
-        <nav aria-label="Pages of webhooks" className="flex items-center justify-between gap-3 border-t border-line px-5 py-3 text-sm text-muted">
-          <span>
-            Page {page} of {pages}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
-              Previous
-            </Button>
-            <Button variant="secondary" size="sm" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
-              Next
-            </Button>
-          </div>
-        </nav>
-      ) : null}
+      <Pager label="Pages of webhooks" page={page} pages={pages} onPage={setPage} />
       {deleting ? (
         <DeleteWebhookDialog
           open
