@@ -29,6 +29,7 @@ import { spawnNode, waitUntilReady, workerPid } from "./processes";
 import { machineInfo, memoryOf } from "./resources";
 import { percentile } from "./load";
 import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
+import { wholeNumberOption } from "./options";
 import { secret, throwawayDatabase } from "./database";
 
 const USAGE = `Usage: npm run bench -- consensus [options]
@@ -85,12 +86,7 @@ export async function consensusBench(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const int = (raw: string | undefined, fallback: number, name: string) => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number >= 1\n${USAGE}`);
-    return n;
-  };
+  const int = wholeNumberOption(USAGE);
   const blocks = int(values.blocks, 100_000, "blocks");
   const txsPerBlock = int(values["txs-per-block"], 10, "txs-per-block");
   const batch = int(values.batch, 500, "batch");

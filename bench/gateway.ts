@@ -29,6 +29,7 @@ import { spawnNode, waitUntilReady, workerPid } from "./processes";
 import { machineInfo, memoryOf, startCpuAccounting, waitForQuiet, type CpuUsage, type Memory } from "./resources";
 import { runLoad, type LoadResult } from "./load";
 import { codeVersion, fmt, markdownTable, prependResultsSection, RESULTS_FILE } from "./results";
+import { wholeNumberOption } from "./options";
 import { isProjectFunction, monotonicUs, summarizeCpuProfile, type ProfileSummary } from "./cpu-profile";
 import { secret, throwawayDatabase } from "./database";
 
@@ -88,29 +89,18 @@ function parseOptions(argv: string[]): Options | undefined {
     strict: true,
   });
   if (values.help) return undefined;
-  const seconds = (raw: string | undefined, fallback: number, name: string, min: number) => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of seconds >= ${min}, got "${raw}"\n${USAGE}`);
-    return n;
-  };
-  const count = (raw: string | undefined, fallback: number, name: string) => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number >= 0, got "${raw}"\n${USAGE}`);
-    return n;
-  };
+  const int = wholeNumberOption(USAGE);
   const connections = (values.connections ?? "1,32").split(",").map((s) => Number(s.trim()));
   if (connections.length === 0 || connections.some((c) => !Number.isInteger(c) || c < 1 || c > 10_000)) {
     throw new Error(`--connections must be a list of whole numbers like 1,32, got "${values.connections}"\n${USAGE}`);
   }
   return {
-    durationSec: seconds(values.duration, 10, "duration", 1),
-    warmupSec: seconds(values.warmup, 2, "warmup", 0),
+    durationSec: int(values.duration, 10, "duration", { min: 1, unit: "seconds" }),
+    warmupSec: int(values.warmup, 2, "warmup", { min: 0, unit: "seconds" }),
     connections,
     cpuProf: values["cpu-prof"] ?? false,
-    maxWaitSec: seconds(values["max-wait"], 60, "max-wait", 0),
-    retries: count(values.retries, 2, "retries"),
+    maxWaitSec: int(values["max-wait"], 60, "max-wait", { min: 0, unit: "seconds" }),
+    retries: int(values.retries, 2, "retries", { min: 0 }),
     dryRun: values["dry-run"] ?? false,
     verbose: values.verbose ?? false,
   };

@@ -24,6 +24,7 @@ import { cleanup } from "./cleanup";
 import { throwawayDatabase } from "./database";
 import { percentile } from "./load";
 import { machineInfo } from "./resources";
+import { wholeNumberOption } from "./options";
 import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
 
 const USAGE = `Usage: npm run bench -- query-plan [options]
@@ -82,12 +83,7 @@ export async function queryPlanBench(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const int = (raw: string | undefined, fallback: number, name: string) => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number >= 1\n${USAGE}`);
-    return n;
-  };
+  const int = wholeNumberOption(USAGE);
   const blocks = int(values.blocks, 2000, "blocks");
   const txsPerBlock = int(values["txs-per-block"], 6, "txs-per-block");
   const repeat = int(values.repeat, 30, "repeat");

@@ -3,8 +3,8 @@
  * them in bench/RESULTS.md. Each benchmark is a module exporting `(argv) => Promise<exit code>`,
  * loaded only when asked for. Shared pieces: cleanup.ts (undo steps on failure and Ctrl-C),
  * processes.ts (child processes), load.ts (autocannon runs), resources.ts (machine, CPU and
- * memory from /proc), cpu-profile.ts, results.ts (RESULTS.md) and database.ts (a throwaway
- * PostgreSQL and secrets).
+ * memory from /proc), cpu-profile.ts, results.ts (RESULTS.md), database.ts (a throwaway
+ * PostgreSQL and secrets) and options.ts (whole-number options).
  */
 import { runWithCleanup } from "./cleanup";
 

@@ -29,6 +29,7 @@ import { throwawayDatabase } from "./database";
 import { spawnNode, waitUntilReady } from "./processes";
 import { machineInfo } from "./resources";
 import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
+import { wholeNumberOption } from "./options";
 
 const USAGE = `Usage: npm run bench -- webhook-delivery [options]
   --messages N        messages to deliver (default 20000)
@@ -52,15 +53,11 @@ function parseOptions(argv: string[]) {
     strict: true,
   });
   if (values.help) return undefined;
-  const int = (raw: string | undefined, fallback: number, name: string, min: number, max: number) => {
-    const n = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"\n${USAGE}`);
-    return n;
-  };
+  const int = wholeNumberOption(USAGE);
   return {
-    messages: int(values.messages, 20_000, "messages", 100, 1_000_000),
-    subscriptions: int(values.subscriptions, 100, "subscriptions", 1, 10_000),
-    perHost: int(values["per-host"], 16, "per-host", 1, 1000),
+    messages: int(values.messages, 20_000, "messages", { min: 100, max: 1_000_000 }),
+    subscriptions: int(values.subscriptions, 100, "subscriptions", { min: 1, max: 10_000 }),
+    perHost: int(values["per-host"], 16, "per-host", { min: 1, max: 1000 }),
     dryRun: values["dry-run"] ?? false,
   };
 }

@@ -56,3 +56,46 @@ export async function callNode(baseURL: string, key: string, network = "ethereum
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
+
+/**
+ * Signs up a new user with a project, then polls the playground's examples API for `network`
+ * until `ready` accepts its answer (the devnet has produced what the test needs as examples).
+ */
+export async function newProjectWithExamples<T>(
+  page: Page,
+  {
+    tag,
+    api,
+    network,
+    ready,
+    message,
+    timeout = 90_000,
+  }: { tag: string; api: "examples" | "evm-examples" | "aptos-examples"; network: string; ready: (examples: T) => boolean; message: string; timeout?: number },
+): Promise<{ projectId: string; examples: T }> {
+  await signUp(page, uniqueEmail(tag));
+  const projectId = await completeOnboarding(page);
+  let examples: T | null = null;
+  await expect
+    .poll(
+      async () => {
+        const res = await page.request.get(`/api/projects/${projectId}/playground/${api}?network=${network}`);
+        if (!res.ok()) return `HTTP ${res.status()}`;
+        examples = (await res.json()) as T;
+        return ready(examples);
+      },
+      { message, timeout, intervals: [1000] },
+    )
+    .toBe(true);
+  return { projectId, examples: examples! };
+}
+
+/** The playground's response panel. */
+export function playgroundResponse(page: Page) {
+  return {
+    path: page.getByTestId("response-path"),
+    status: page.getByTestId("response-status"),
+    cu: page.getByTestId("response-cu"),
+    tree: page.getByRole("list", { name: "Response JSON" }),
+    error: page.getByTestId("response-error"),
+  };
+}

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { APTOS_ROUTES } from "../lib/aptos/catalog";
-import { completeOnboarding, expect, signUp, test, uniqueEmail } from "./fixtures";
+import { expect, newProjectWithExamples, playgroundResponse, test } from "./fixtures";
 
 const NETWORK = "aptos-testnet";
 const DEVNET_CHAIN_ID = 105;
@@ -15,32 +15,14 @@ interface Examples {
 }
 
 /** Signs up, and waits until the Aptos devnet has stored a user transaction to use as an example. */
-async function newProjectWithLedger(page: Page, tag: string): Promise<{ projectId: string; examples: Examples }> {
-  await signUp(page, uniqueEmail(tag));
-  const projectId = await completeOnboarding(page);
-  let examples: Examples | null = null;
-  await expect
-    .poll(
-      async () => {
-        const res = await page.request.get(`/api/projects/${projectId}/playground/aptos-examples?network=${NETWORK}`);
-        if (!res.ok()) return `HTTP ${res.status()}`;
-        examples = (await res.json()) as Examples;
-        return examples.transaction?.sender != null;
-      },
-      { message: "the Aptos devnet should produce blocks with user transactions", timeout: 90_000, intervals: [1000] },
-    )
-    .toBe(true);
-  return { projectId, examples: examples! };
-}
-
-function response(page: Page) {
-  return {
-    path: page.getByTestId("response-path"),
-    status: page.getByTestId("response-status"),
-    cu: page.getByTestId("response-cu"),
-    tree: page.getByRole("list", { name: "Response JSON" }),
-    error: page.getByTestId("response-error"),
-  };
+function newProjectWithLedger(page: Page, tag: string) {
+  return newProjectWithExamples<Examples>(page, {
+    tag,
+    api: "aptos-examples",
+    network: NETWORK,
+    ready: (examples) => examples.transaction?.sender != null,
+    message: "the Aptos devnet should produce blocks with user transactions",
+  });
 }
 
 /** The answer shown as raw JSON, then back to the tree. */
@@ -82,7 +64,7 @@ test("the overview lists the Aptos read URLs, and the playground reads the ledge
   }
   await expect(page.getByTestId("aptos-examples")).toContainText("Latest block height");
 
-  const r = response(page);
+  const r = playgroundResponse(page);
   const send = page.getByRole("button", { name: "Send", exact: true });
 
   // Ledger information: the first route, no parameters.
@@ -168,7 +150,7 @@ test("a version past the ledger answers the read API's 404 and costs 0 CU", asyn
   await expect(page.getByTestId("send-note")).toHaveText("Enter txn_version to send.");
   await field.fill("18446744073709551615");
   await send.click();
-  const r = response(page);
+  const r = playgroundResponse(page);
   await expect(r.status).toContainText("404");
   await expect(r.error).toContainText("HTTP 404 · transaction_not_found");
   await expect(r.error).toContainText("Transaction not found by Ledger version(18446744073709551615)");

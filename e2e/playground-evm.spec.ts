@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
 import { EVM_METHODS } from "../lib/evm/methods";
-import { completeOnboarding, expect, signUp, test, uniqueEmail } from "./fixtures";
+import { expect, newProjectWithExamples, playgroundResponse, test } from "./fixtures";
 
 const NETWORK = "ethereum-sepolia";
 const DEVNET_CHAIN_ID = "990002";
@@ -12,32 +12,14 @@ interface Examples {
 }
 
 /** Signs up, and waits until the devnet runs and its traffic generator has deployed the token. */
-async function newProjectWithToken(page: Page, tag: string): Promise<{ projectId: string; examples: Examples }> {
-  await signUp(page, uniqueEmail(tag));
-  const projectId = await completeOnboarding(page);
-  let examples: Examples | null = null;
-  await expect
-    .poll(
-      async () => {
-        const res = await page.request.get(`/api/projects/${projectId}/playground/evm-examples?network=${NETWORK}`);
-        if (!res.ok()) return `HTTP ${res.status()}`;
-        examples = (await res.json()) as Examples;
-        return examples.latestBlock !== null && examples.token !== null;
-      },
-      { message: "the devnet should start and the token be deployed", timeout: 90_000, intervals: [1000] },
-    )
-    .toBe(true);
-  return { projectId, examples: examples! };
-}
-
-function response(page: Page) {
-  return {
-    path: page.getByTestId("response-path"),
-    status: page.getByTestId("response-status"),
-    cu: page.getByTestId("response-cu"),
-    tree: page.getByRole("list", { name: "Response JSON" }),
-    error: page.getByTestId("response-error"),
-  };
+function newProjectWithToken(page: Page, tag: string) {
+  return newProjectWithExamples<Examples>(page, {
+    tag,
+    api: "evm-examples",
+    network: NETWORK,
+    ready: (examples) => examples.latestBlock !== null && examples.token !== null,
+    message: "the devnet should start and the token be deployed",
+  });
 }
 
 test("the EVM playground runs eth_blockNumber and eth_getLogs on a devnet with values from the chain", async ({ page, context, baseURL }) => {
@@ -56,7 +38,7 @@ test("the EVM playground runs eth_blockNumber and eth_getLogs on a devnet with v
   // Every method shows its CU from the catalog.
   await expect(page.getByRole("radio", { name: "eth_getLogs", exact: true })).toHaveAccessibleDescription(new RegExp(`^${EVM_METHODS.eth_getLogs!.cu} compute units`));
 
-  const r = response(page);
+  const r = playgroundResponse(page);
   const send = page.getByRole("button", { name: "Send", exact: true });
   const params = page.getByRole("textbox", { name: /^Params of/ });
 
@@ -141,6 +123,6 @@ test("bad params JSON shows its error and disables Send", async ({ page }) => {
   await expect(send).toBeEnabled();
   await params.fill('["not an address", "latest"]');
   await send.click();
-  await expect(response(page).error).toContainText("JSON-RPC error");
-  await expect(response(page).cu).toHaveText("0 CU");
+  await expect(playgroundResponse(page).error).toContainText("JSON-RPC error");
+  await expect(playgroundResponse(page).cu).toHaveText("0 CU");
 });

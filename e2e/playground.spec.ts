@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { CONSENSUS_ENDPOINTS, CONSENSUS_METHODS, type ConsensusMethod } from "../lib/consensus/catalog";
-import { completeOnboarding, expect, signUp, test, uniqueEmail } from "./fixtures";
+import { completeOnboarding, expect, newProjectWithExamples, playgroundResponse, signUp, test, uniqueEmail } from "./fixtures";
 
 const NETWORK = "babylon-mainnet";
 
@@ -25,36 +25,20 @@ const EXPECTED: Record<ConsensusMethod, { resultKey: string; example: boolean }>
 };
 
 /** Signs up, and waits until the devnet has blocks and a transaction to use as examples. */
-async function newProjectWithChainData(page: Page, tag: string): Promise<{ projectId: string; examples: Examples }> {
-  await signUp(page, uniqueEmail(tag));
-  const projectId = await completeOnboarding(page);
-  let examples: Examples | null = null;
-  await expect
-    .poll(
-      async () => {
-        const res = await page.request.get(`/api/projects/${projectId}/playground/examples?network=${NETWORK}`);
-        if (!res.ok()) return `HTTP ${res.status()}`;
-        examples = (await res.json()) as Examples;
-        return examples.txHash !== null && examples.query !== null;
-      },
-      { message: "the devnet should produce blocks with transactions", timeout: 120_000, intervals: [1000] },
-    )
-    .toBe(true);
-  return { projectId, examples: examples! };
-}
-
-function response(page: Page) {
-  return {
-    path: page.getByTestId("response-path"),
-    status: page.getByTestId("response-status"),
-    cu: page.getByTestId("response-cu"),
-    tree: page.getByRole("list", { name: "Response JSON" }),
-  };
+function newProjectWithChainData(page: Page, tag: string) {
+  return newProjectWithExamples<Examples>(page, {
+    tag,
+    api: "examples",
+    network: NETWORK,
+    ready: (examples) => examples.txHash !== null && examples.query !== null,
+    message: "the devnet should produce blocks with transactions",
+    timeout: 120_000,
+  });
 }
 
 /** Waits for the answer to this method (the path shown changes with every request). */
 async function expectAnswerTo(page: Page, method: ConsensusMethod) {
-  await expect(response(page).path).toHaveText(new RegExp(`^GET /rpc/${NETWORK}/${method}(\\?|$)`));
+  await expect(playgroundResponse(page).path).toHaveText(new RegExp(`^GET /rpc/${NETWORK}/${method}(\\?|$)`));
 }
 
 test("the playground runs every consensus endpoint, with examples from the devnet, and copies a working curl", async ({ page, context, baseURL }) => {
@@ -71,7 +55,7 @@ test("the playground runs every consensus endpoint, with examples from the devne
   await expect(page.getByTestId("network-source")).toContainText("Devnet");
   await expect(page.getByTestId("examples")).toContainText("Latest height");
 
-  const r = response(page);
+  const r = playgroundResponse(page);
   const send = page.getByRole("button", { name: "Send", exact: true });
   for (const method of CONSENSUS_METHODS) {
     const spec = CONSENSUS_ENDPOINTS[method];
@@ -179,8 +163,8 @@ test("a bad query shows the parser's message at its offset and cannot be sent; e
   const error = page.getByTestId("response-error");
   await expect(error).toContainText("JSON-RPC error");
   await expect(error).toContainText("-32");
-  await expect(response(page).status).toContainText("200");
-  await expect(response(page).cu).toHaveText("0 CU");
+  await expect(playgroundResponse(page).status).toContainText("200");
+  await expect(playgroundResponse(page).cu).toHaveText("0 CU");
 
   // Out-of-range numbers are refused before sending.
   await page.getByRole("radio", { name: "Block search", exact: true }).check();

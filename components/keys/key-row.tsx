@@ -3,13 +3,14 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Badge } from "@/components/ui/badge";
+import { api } from "@/components/api-client";
 import { Button } from "@/components/ui/button";
+import { ConfirmDialog } from "@/components/ui/confirm-dialog";
 import { CopyButton } from "@/components/ui/copy-button";
 import { formatDate, formatTime } from "@/components/ui/format";
 import { EyeIcon, EyeOffIcon, ResetIcon } from "./key-icons";
 import { KeySettings } from "./key-settings";
-import { ResetKeyDialog } from "./reset-key-dialog";
-import { keysQueryKey, secretQueryKey, type KeyItem } from "./types";
+import { keyPath, keysQueryKey, secretQueryKey, type KeyItem } from "./types";
 import { useRevealedKey } from "./use-key-secret";
 
 export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item: KeyItem; canRevoke: boolean }) {
@@ -93,12 +94,20 @@ export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item
               Edit
             </Button>
           </div>
-          <ResetKeyDialog
+          {/* On success the new secret replaces the masked key in this row, with Copy. */}
+          <ConfirmDialog
             open={resetOpen}
-            projectId={projectId}
-            item={item}
             onClose={() => setResetOpen(false)}
-            onReset={(secret) => {
+            title={`Reset “${item.name}”?`}
+            description={
+              <>
+                A new secret replaces <code className="text-fg">{item.masked}</code>. The old key stops working immediately: every
+                application that uses it gets authentication errors until you update it.
+              </>
+            }
+            confirmLabel="Reset key"
+            action={() => api<{ apiKey: string }>(`${keyPath(projectId, item.id)}/reset`, { method: "POST" }).then((r) => r.apiKey)}
+            onDone={(secret) => {
               setRevealed(secret);
               setFresh(true);
               setError(null);

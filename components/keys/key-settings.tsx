@@ -6,11 +6,11 @@ import { api, errorMessage, fieldOf } from "@/components/api-client";
 import { FormError, FormSuccess } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
+import { ConfirmDialog } from "@/components/ui/confirm-dialog";
 import { describedBy, Field } from "@/components/ui/field";
 import { controlClasses, Input } from "@/components/ui/input";
 import { normalizeAddress, normalizeOrigin } from "@/lib/keys/allowlist";
-import { RevokeKeyDialog } from "./revoke-key-dialog";
-import { keyPath, keysQueryKey, MAX_ALLOWLIST_ENTRIES, renameKeySchema, type KeyItem } from "./types";
+import { keyPath, keysQueryKey, MAX_ALLOWLIST_ENTRIES, renameKeySchema, secretQueryKey, type KeyItem } from "./types";
 
 /** The entries of a textarea (one per line, or separated by commas or spaces). */
 const entriesOf = (text: string) => text.split(/[\s,]+/).filter(Boolean);
@@ -148,7 +148,24 @@ export function KeySettings({ projectId, item, canRevoke }: { projectId: string;
           Revoke key
         </Button>
       </div>
-      <RevokeKeyDialog open={revokeOpen} projectId={projectId} item={item} onClose={() => setRevokeOpen(false)} />
+      {/* On success the key leaves the list. */}
+      <ConfirmDialog
+        open={revokeOpen}
+        onClose={() => setRevokeOpen(false)}
+        title={`Revoke “${item.name}”?`}
+        description={
+          <>
+            <code className="text-fg">{item.masked}</code> stops working immediately and for good: every request with it is refused. This
+            cannot be undone; its usage stays in your charts.
+          </>
+        }
+        confirmLabel="Revoke key"
+        action={() => api<void>(keyPath(projectId, item.id), { method: "DELETE" })}
+        onDone={() => {
+          queryClient.removeQueries({ queryKey: secretQueryKey(projectId, item.id) });
+          refresh();
+        }}
+      />
     </div>
   );
 }

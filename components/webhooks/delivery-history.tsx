@@ -10,7 +10,7 @@ import { Card, CardHeader } from "@/components/ui/card";
 import { formatDateTime } from "@/components/ui/format";
 import { Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
-import { Skeleton } from "@/components/ui/skeleton";
+import { ListTable, Pager } from "@/components/ui/list-state";
 import { historyQueryKey, webhookPath, webhooksPath, type HistoryItem, type Page } from "./types";
 
 const RPP = 20;
@@ -72,104 +72,49 @@ export function DeliveryHistory({ projectId, subscriptionId }: { projectId: stri
           </div>
         }
       />
-      <div className="overflow-x-auto">
-        <table className="w-full min-w-[46rem] text-left text-sm">
-          <thead className="border-b border-line bg-subtle/60 text-xs font-medium whitespace-nowrap text-muted">
-            <tr>
-              <th scope="col" className="px-5 py-2.5 font-medium">
-                Time
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Status
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                HTTP
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Duration
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Message
-              </th>
-              <th scope="col" className="px-5 py-2.5 text-right font-medium">
-                <span className="sr-only">Details</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {history.isPending ? (
-              <tr>
-                <td colSpan={6} className="px-5 py-4">
-                  <Skeleton className="h-24 w-full" />
-                  <span className="sr-only" role="status">
-                    Loading delivery history…
-                  </span>
+      <ListTable
+        query={history}
+        noun="delivery history"
+        columns={["Time", "Status", "HTTP", "Duration", "Message"]}
+        actionsLabel="Details"
+        className="min-w-[46rem]"
+        items={history.data?.items}
+        empty={status ? `No ${status === "SUCCESS" ? "successful" : "failed"} attempts.` : "No deliveries yet. Messages appear here as they are sent; try Send test."}
+      >
+        <tbody>
+          {history.data?.items.map((a) => (
+            <Fragment key={a.attemptId}>
+              <tr className="border-t border-line first:border-t-0" data-testid="history-row">
+                <td className="px-5 py-3 whitespace-nowrap">{formatDateTime(a.attemptedAt)}</td>
+                <td className="px-3 py-3">
+                  <Badge tone={a.status === "SUCCESS" ? "success" : "danger"}>{a.status === "SUCCESS" ? "Success" : "Failed"}</Badge>
+                </td>
+                <td className="px-3 py-3 font-mono">{a.httpStatus ?? "—"}</td>
+                <td className="px-3 py-3 whitespace-nowrap">{a.durationMs} ms</td>
+                <td className="px-3 py-3 text-xs text-muted">
+                  #{a.sequenceNumber} · attempt {a.attempt}
+                  {a.test ? <Badge className="ml-2">Test</Badge> : null}
+                  {a.replayed ? <Badge className="ml-2">Replayed</Badge> : null}
+                  {a.error ? <p className="mt-0.5 max-w-64 truncate text-danger-text">{a.error}</p> : null}
+                </td>
+                <td className="px-5 py-3 text-right">
+                  <Button variant="ghost" size="sm" aria-expanded={open === a.attemptId} aria-controls={`attempt-${a.attemptId}`} onClick={() => setOpen(open === a.attemptId ? null : a.attemptId)}>
+                    {open === a.attemptId ? "Hide" : "Details"}
+                  </Button>
                 </td>
               </tr>
-            ) : null}
-            {history.data?.items.length === 0 ? (
-              <tr>
-                <td colSpan={6} className="px-5 py-8 text-center text-sm text-muted">
-                  {status ? `No ${status === "SUCCESS" ? "successful" : "failed"} attempts.` : "No deliveries yet. Messages appear here as they are sent; try Send test."}
-                </td>
-              </tr>
-            ) : null}
-            {history.data?.items.map((a) => (
-              <Fragment key={a.attemptId}>
-                <tr className="border-t border-line first:border-t-0" data-testid="history-row">
-                  <td className="px-5 py-3 whitespace-nowrap">{formatDateTime(a.attemptedAt)}</td>
-                  <td className="px-3 py-3">
-                    <Badge tone={a.status === "SUCCESS" ? "success" : "danger"}>{a.status === "SUCCESS" ? "Success" : "Failed"}</Badge>
-                  </td>
-                  <td className="px-3 py-3 font-mono">{a.httpStatus ?? "—"}</td>
-                  <td className="px-3 py-3 whitespace-nowrap">{a.durationMs} ms</td>
-                  <td className="px-3 py-3 text-xs text-muted">
-                    #{a.sequenceNumber} · attempt {a.attempt}
-                    {a.test ? <Badge className="ml-2">Test</Badge> : null}
-                    {a.replayed ? <Badge className="ml-2">Replayed</Badge> : null}
-                    {a.error ? <p className="mt-0.5 max-w-64 truncate text-danger-text">{a.error}</p> : null}
-                  </td>
-                  <td className="px-5 py-3 text-right">
-                    <Button variant="ghost" size="sm" aria-expanded={open === a.attemptId} aria-controls={`attempt-${a.attemptId}`} onClick={() => setOpen(open === a.attemptId ? null : a.attemptId)}>
-                      {open === a.attemptId ? "Hide" : "Details"}
-                    </Button>
+              {open === a.attemptId ? (
+                <tr id={`attempt-${a.attemptId}`} className="bg-subtle/40">
+                  <td colSpan={6} className="px-5 py-4">
+                    <AttemptDetails projectId={projectId} item={a} withBodies={withBodies} />
                   </td>
                 </tr>
-                {open === a.attemptId ? (
-                  <tr id={`attempt-${a.attemptId}`} className="bg-subtle/40">
-                    <td colSpan={6} className="px-5 py-4">
-                      <AttemptDetails projectId={projectId} item={a} withBodies={withBodies} />
-                    </td>
-                  </tr>
-                ) : null}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {history.isError ? (
-        <div className="space-y-3 px-5 py-4">
-          <FormError>Could not load the delivery history. {errorMessage(history.error)}</FormError>
-          <Button variant="secondary" size="sm" onClick={() => void history.refetch()} pending={history.isFetching}>
-            Try again
-          </Button>
-        </div>
-      ) : null}
-      {pages > 1 ? (
-        <nav aria-label="Pages of the delivery history" className="flex items-center justify-between gap-3 border-t border-line px-5 py-3 text-sm text-muted">
-          <span>
-            Page {page} of {pages}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
-              Newer
-            </Button>
-            <Button variant="secondary" size="sm" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
-              Older
-            </Button>
-          </div>
-        </nav>
-      ) : null}
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </ListTable>
+      <Pager label="Pages of the delivery history" page={page} pages={pages} onPage={setPage} previous="Newer" next="Older" />
     </Card>
   );
 }

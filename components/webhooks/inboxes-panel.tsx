@@ -9,6 +9,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { CopyButton } from "@/components/ui/copy-button";
 import { formatDateTime } from "@/components/ui/format";
+import { ListState } from "@/components/ui/list-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { inboxesPath, inboxesQueryKey, type InboxRequest, type InboxSummary } from "./types";
 import { useCreateInbox } from "./use-webhook-actions";
@@ -48,28 +49,24 @@ export function InboxesPanel({ projectId }: { projectId: string }) {
             </div>
           </div>
         ) : null}
-        {inboxes.isPending ? (
-          <div role="status" aria-label="Loading test inboxes" className="space-y-2">
-            <Skeleton className="h-10 w-full" />
-            <Skeleton className="h-10 w-full" />
-          </div>
-        ) : null}
-        {inboxes.isError ? (
-          <div className="space-y-3">
-            <FormError>Could not load the test inboxes. {errorMessage(inboxes.error)}</FormError>
-            <Button variant="secondary" size="sm" onClick={() => void inboxes.refetch()} pending={inboxes.isFetching}>
-              Try again
-            </Button>
-          </div>
-        ) : null}
-        {inboxes.data?.length === 0 ? <p className="text-sm text-muted">No test inboxes. Create one here or with “Use a test inbox” in the webhook builder.</p> : null}
-        {inboxes.data && inboxes.data.length > 0 ? (
+        <ListState
+          query={inboxes}
+          noun="test inboxes"
+          items={inboxes.data}
+          loading={
+            <div className="space-y-2">
+              <Skeleton className="h-10 w-full" />
+              <Skeleton className="h-10 w-full" />
+            </div>
+          }
+          empty="No test inboxes. Create one here or with “Use a test inbox” in the webhook builder."
+        >
           <ul className="divide-y divide-line rounded-md border border-line">
-            {inboxes.data.map((inbox) => (
+            {inboxes.data?.map((inbox) => (
               <InboxItem key={inbox.id} projectId={projectId} inbox={inbox} open={open === inbox.id} onToggle={() => setOpen(open === inbox.id ? null : inbox.id)} />
             ))}
           </ul>
-        ) : null}
+        </ListState>
       </CardBody>
     </Card>
   );

@@ -14,6 +14,7 @@ import { CopyButton } from "@/components/ui/copy-button";
 import { describedBy, Field } from "@/components/ui/field";
 import { formatDateTime } from "@/components/ui/format";
 import { Input } from "@/components/ui/input";
+import { LoadError } from "@/components/ui/list-state";
 import { EmptyState, PageHeader } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
 import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
@@ -57,14 +58,7 @@ export function WebhookDetail({ projectId, subscriptionId }: { projectId: string
         </EmptyState>
       );
     }
-    return (
-      <div className="space-y-3">
-        <FormError>Could not load the webhook. {errorMessage(record.error)}</FormError>
-        <Button variant="secondary" onClick={() => void record.refetch()} pending={record.isFetching}>
-          Try again
-        </Button>
-      </div>
-    );
+    return <LoadError query={record} noun="webhook" size="md" />;
   }
   return <Loaded projectId={projectId} record={record.data} />;
 }

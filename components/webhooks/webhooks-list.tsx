@@ -4,13 +4,12 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 import Link from "next/link";
 import { useState } from "react";
 import { api, errorMessage } from "@/components/api-client";
-import { FormError } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button, ButtonLink } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { formatDateTime } from "@/components/ui/format";
+import { ListTable, Pager } from "@/components/ui/list-state";
 import { EmptyState } from "@/components/ui/page-header";
-import { Skeleton } from "@/components/ui/skeleton";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { ActiveSwitch } from "./active-switch";
 import { networkName, successRate, webhookPage, webhooksListQueryKey, webhooksPath, webhooksQueryKey, webhookStatus, type ConsoleWebhook, type Page } from "./types";
@@ -53,83 +52,22 @@ export function WebhooksList({ projectId }: { projectId: string }) {
         title="Subscriptions"
         description={list.data ? `${list.data.total} ${list.data.total === 1 ? "webhook" : "webhooks"} on all networks. Success rates cover the last 24 hours.` : "Webhooks on all networks."}
       />
-      <div className="overflow-x-auto">
-        <table className="w-full min-w-[52rem] text-left text-sm">
-          <thead className="border-b border-line bg-subtle/60 text-xs font-medium whitespace-nowrap text-muted">
-            <tr>
-              <th scope="col" className="px-5 py-2.5 font-medium">
-                Webhook
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Network
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Created
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Status
-              </th>
-              <th scope="col" className="px-3 py-2.5 font-medium">
-                Success (24 h)
-              </th>
-              <th scope="col" className="px-5 py-2.5 text-right font-medium">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody aria-busy={list.isPending || undefined}>
-            {list.isPending
-              ? [0, 1, 2].map((i) => (
-                  <tr key={i} className="border-t border-line first:border-t-0">
-                    <td className="space-y-2 px-5 py-4">
-                      <Skeleton className="h-4 w-48" />
-                      <Skeleton className="h-3 w-24" />
-                    </td>
-                    {[0, 1, 2, 3].map((j) => (
-                      <td key={j} className="px-3 py-4">
-                        <Skeleton className="h-4 w-24" />
-                      </td>
-                    ))}
-                    <td className="px-5 py-4">
-                      <Skeleton className="ml-auto h-8 w-32" />
-                    </td>
-                  </tr>
-                ))
-              : null}
-            {list.data?.items.map((w) => (
-              <WebhookRow key={w.subscriptionId} projectId={projectId} item={w} onDelete={() => setDeleting(w)} />
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {list.isPending ? (
-        <span className="sr-only" role="status">
-          Loading webhooks…
-        </span>
-      ) : null}
-      {list.isError ? (
-        <div className="space-y-3 px-5 py-4">
-          <FormError>Could not load the webhooks. {errorMessage(list.error)}</FormError>
-          <Button variant="secondary" size="sm" onClick={() => void list.refetch()} pending={list.isFetching}>
-            Try again
-          </Button>
-        </div>
-      ) : null}
-      {pages > 1 ? (
-        <nav aria-label="Pages of webhooks" className="flex items-center justify-between gap-3 border-t border-line px-5 py-3 text-sm text-muted">
-          <span>
-            Page {page} of {pages}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
-              Previous
-            </Button>
-            <Button variant="secondary" size="sm" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
-              Next
-            </Button>
-          </div>
-        </nav>
-      ) : null}
+      <ListTable
+        query={list}
+        noun="webhooks"
+        columns={["Webhook", "Network", "Created", "Status", "Success (24 h)"]}
+        actionsLabel="Actions"
+        className="min-w-[52rem]"
+        items={list.data?.items}
+        loadingRows={3}
+      >
+        <tbody>
+          {list.data?.items.map((w) => (
+            <WebhookRow key={w.subscriptionId} projectId={projectId} item={w} onDelete={() => setDeleting(w)} />
+          ))}
+        </tbody>
+      </ListTable>
+      <Pager label="Pages of webhooks" page={page} pages={pages} onPage={setPage} />
       {deleting ? (
         <DeleteWebhookDialog
           open

@@ -19,7 +19,6 @@
  * every number a decimal string as the fullnode writes them.
  */
 import { db } from "@/lib/db/client";
-import type { TransactionCondition } from "@/lib/webhooks/types";
 import { blockFields } from "./rest";
 import { blockByHeight, blocksByHeight, type StoredBlock } from "./store";
 import type { UserTransactionJson } from "./types";
@@ -134,49 +133,6 @@ export function eventDataMatches(filter: Record<string, unknown>, data: unknown)
     if (want !== null && typeof want === "object" && !Array.isArray(want)) return eventDataMatches(want as Record<string, unknown>, have);
     return JSON.stringify(want) === JSON.stringify(have);
   });
-}
-
-/**
- * The user transactions of blocks fromHeight..toHeight that a TRANSACTION condition matches,
- * found through the index by payload function and by (event type, emitting account): with
- * payloadFunction, transactions calling it (and, when an event is given too, emitting it); with
- * only an event, transactions emitting an event of that type (as written, type arguments
- * included) from that account (`0x0` for module events) whose data matches eventData.
- */
-export async function aptosMatchingTransactions(network: string, fromHeight: bigint, toHeight: bigint, condition: TransactionCondition): Promise<AptosUserTransaction[]> {
-  const range = await db().aptosBlock.aggregate({ where: { network, height: { gte: fromHeight, lte: toHeight } }, _min: { firstVersion: true }, _max: { lastVersion: true } });
-  const from = range._min.firstVersion;
-  const to = range._max.lastVersion;
-  if (from === null || to === null) return [];
-  const account = condition.eventAccountAddress === null ? null : standardAddress(condition.eventAccountAddress);
-  const byEvent = condition.eventType !== null && account !== null;
-  let versions: bigint[] | null = null;
-  if (byEvent) {
-    const events = await db().aptosEvent.findMany({
-      where: { network, type: condition.eventType!, accountAddress: account, version: { gte: from, lte: to } },
-      select: { version: true, data: true },
-      orderBy: [{ version: "asc" }, { index: "asc" }],
-    });
-    const filter = condition.eventData;
-    versions = [...new Set(events.filter((e) => filter === null || eventDataMatches(filter, e.data)).map((e) => e.version))];
-    if (versions.length === 0) return [];
-  }
-  if (condition.payloadFunction === null && versions === null) return [];
-  const rows = await db().aptosTransaction.findMany({
-    where: {
-      network,
-      type: "user_transaction",
-      version: versions === null ? { gte: from, lte: to } : { in: versions },
-      ...(condition.payloadFunction === null ? {} : { payloadFunction: condition.payloadFunction }),
-    },
-    select: { version: true },
-    orderBy: { version: "asc" },
-  });
-  if (rows.length === 0) return [];
-  const bodies = await db().$queryRaw<TxRow[]>`
-    SELECT version, block_height, hash, body::text AS body FROM aptos_transactions
-    WHERE network = ${network} AND version = ANY(${rows.map((r) => r.version)}::bigint[]) ORDER BY version`;
-  return withBlockHashes(network, bodies);
 }
 
 /** The newest stored user transaction as a TRANSACTION message, or null when there is none. */

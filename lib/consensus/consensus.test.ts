@@ -447,18 +447,6 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
     return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
   }
 
-  /** Requests, errors and CU recorded per endpoint for a project. */
-  async function usage(projectId: string) {
-    await gw.meter.flush();
-    const out: Record<string, { requests: number; errors: number; cu: number }> = {};
-    for (const r of await db().usageBucket.findMany({ where: { projectId } })) {
-      const u = (out[r.endpoint] ??= { requests: 0, errors: 0, cu: 0 });
-      u.requests += r.requests;
-      u.errors += r.errors;
-      u.cu += Number(r.cu);
-    }
-    return out;
-  }
 
   it("runs and meters notifications (no id) but answers them with 204 and no body; a mixed batch answers only the rest", async () => {
     const p = await createTestProject("Consensus notifications");
@@ -485,7 +473,7 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
       { jsonrpc: "2.0", id: 1, result: await ok<BlockResult>("block?height=2") },
       { jsonrpc: "2.0", id: null, result: expect.objectContaining({ listening: true }) },
     ]);
-    expect(await usage(p.projectId)).toEqual({
+    expect(await gw.usageByEndpoint(p.projectId)).toEqual({
       status: { requests: 2, errors: 0, cu: 20 },
       block: { requests: 3, errors: 1, cu: 50 },
       net_info: { requests: 2, errors: 0, cu: 20 },
@@ -519,7 +507,7 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
     for (const a of answers.slice(15)) {
       expect(a).toEqual({ jsonrpc: "2.0", id: a.id, error: { code: -32005, message: expect.stringContaining("Rate limit of 300 CU per second exceeded"), data: { retryAfter: 1 } } });
     }
-    expect(await usage(p.projectId)).toEqual({ block: { requests: 10, errors: 0, cu: 250 }, status: { requests: 10, errors: 5, cu: 50 } });
+    expect(await gw.usageByEndpoint(p.projectId)).toEqual({ block: { requests: 10, errors: 0, cu: 250 }, status: { requests: 10, errors: 5, cu: 50 } });
 
     // Empty a fresh project's bucket at once (the limit is per project, whichever interface is
     // called; eth_chainId is answered without a node), then a single request and a batch of which
@@ -553,7 +541,7 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
       expect(res.headers.get("retry-after")).toBe("1");
       expect(await res.json()).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("Rate limit of 300 CU per second exceeded") });
     }
-    const after = await usage(drained.projectId);
+    const after = await gw.usageByEndpoint(drained.projectId);
     expect(after.block_search).toEqual({ requests: 2, errors: 2, cu: 0 });
     expect(after.tx_search).toEqual({ requests: 2, errors: 2, cu: 0 });
   });

@@ -27,7 +27,7 @@ export const projectConcurrency = (plan: Plan): number => (plan === "FREE" ? 1 :
 
 const running = new Map<string, { active: number; waiting: Array<() => void> }>();
 
-export async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, work: () => Promise<T>): Promise<T> {
+async function inProjectTurn<T>(principal: { projectId: string; plan: Plan }, work: () => Promise<T>): Promise<T> {
   const projectId = principal.projectId;
   let slot = running.get(projectId);
   if (!slot) running.set(projectId, (slot = { active: 0, waiting: [] }));
@@ -42,7 +42,7 @@ export async function inProjectTurn<T>(principal: { projectId: string; plan: Pla
   }
 }
 
-export function timedOut(): RpcError {
+function timedOut(): RpcError {
   const seconds = getEnv().PUBLIC_STATEMENT_TIMEOUT_MS / 1000;
   return internalError(
     `the query ran longer than ${seconds} s and was stopped: narrow it (a tx.height or block.height range, fewer or more selective conditions)`,
@@ -50,43 +50,62 @@ export function timedOut(): RpcError {
 }
 
 /** A call the database could not serve because it is unreachable: −32002, and HTTP 503 when no other item was answered. */
-export function unavailable(e: unknown): Unavailable | undefined {
+function unavailable(e: unknown): Unavailable | undefined {
   const refusal = databaseUnavailable(e);
   return refusal && new Unavailable(refusal);
 }
 
 /**
  * Checks one call and takes its throughput; answers it at once when it is refused, or returns the
- * call to run. Metering: the catalog's CU on success (callCu: a search's grows with its
- * conditions, known once parsed, before it runs); a failed call, or one the rate limit refused
- * (charged before it runs), counts as a request and an error but costs nothing (the same rule as
- * every public endpoint).
+ * call to run. `price` parses the call and gives its CU (a search's grows with its conditions,
+ * known once parsed, before it runs); `answerError` writes an error in the interface's form.
+ * Metering: the CU on success; a failed call, or one the rate limit refused (charged before it
+ * runs), counts as a request and an error but costs nothing (the same rule as every public endpoint).
  */
-function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Answer | (() => Promise<Answer>) {
-  let cu = 0;
-  let params: ReturnType<typeof parseParams>;
+export function meteredCall<P>(
+  ctx: GatewayContext,
+  method: string,
+  id: Id,
+  price: () => { params: P; cu: number },
+  run: (params: P) => Promise<unknown>,
+  answerError: (id: Id, e: RpcError) => Answer = failure,
+): Answer | (() => Promise<Answer>) {
+  let priced: { params: P; cu: number };
   try {
-    params = parseParams(method, raw);
-    cu = callCu(method, params.query);
-    const limited = chargeItem(ctx, cu);
+    priced = price();
+    const limited = chargeItem(ctx, priced.cu);
     if (limited) throw limited;
   } catch (e) {
     if (!(e instanceof RpcError)) throw e;
     ctx.meter(method, 0, true);
-    return failure(id, e);
+    return answerError(id, e);
   }
+  const { params, cu } = priced;
   return async () => {
     try {
-      const result = await inProjectTurn(ctx.principal, () => runMethod(method, ctx.network, params));
+      const result = await inProjectTurn(ctx.principal, () => run(params));
       ctx.meter(method, cu, false);
       return { jsonrpc: "2.0", id, result };
     } catch (e) {
       const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : unavailable(e);
       if (!error) throw e;
       ctx.meter(method, 0, true);
-      return failure(id, error);
+      return answerError(id, error);
     }
   };
+}
+
+function prepare(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Answer | (() => Promise<Answer>) {
+  return meteredCall(
+    ctx,
+    method,
+    id,
+    () => {
+      const params = parseParams(method, raw);
+      return { params, cu: callCu(method, params.query) };
+    },
+    (params) => runMethod(method, ctx.network, params),
+  );
 }
 
 async function execute(ctx: GatewayContext, method: ConsensusMethod, raw: RawParams, id: Id): Promise<Answer> {

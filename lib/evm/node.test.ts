@@ -666,18 +666,6 @@ describe("head cache", () => {
 });
 
 describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit", () => {
-  /** Requests, errors and CU recorded per endpoint for a project. */
-  async function usage(projectId: string) {
-    await gw.meter.flush();
-    const out: Record<string, { requests: number; errors: number; cu: number }> = {};
-    for (const r of await db().usageBucket.findMany({ where: { projectId } })) {
-      const u = (out[r.endpoint] ??= { requests: 0, errors: 0, cu: 0 });
-      u.requests += r.requests;
-      u.errors += r.errors;
-      u.cu += Number(r.cu);
-    }
-    return out;
-  }
   const note = (method: string, params?: unknown) => ({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
 
   it("runs and meters notifications (no id) but answers them with 204 and no body; a mixed batch answers only the rest", async () => {
@@ -702,7 +690,7 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
       { jsonrpc: "2.0", id: 1, result: expect.stringMatching(/^0x[0-9a-f]+$/) },
       { jsonrpc: "2.0", id: null, result: "990001" },
     ]);
-    expect(await usage(p.projectId)).toEqual({
+    expect(await gw.usageByEndpoint(p.projectId)).toEqual({
       eth_chainId: { requests: 2, errors: 0, cu: 10 },
       eth_getBalance: { requests: 5, errors: 1, cu: 80 },
       eth_blockNumber: { requests: 1, errors: 0, cu: 10 },
@@ -744,7 +732,7 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
     for (const a of answers.slice(30)) {
       expect(a).toEqual({ jsonrpc: "2.0", id: a.id, error: { code: -32005, message: expect.stringContaining("Rate limit of 300 CU per second exceeded"), data: { retryAfter: 1 } } });
     }
-    expect(await usage(p.projectId)).toEqual({ eth_getBalance: { requests: 10, errors: 0, cu: 200 }, eth_chainId: { requests: 30, errors: 10, cu: 100 } });
+    expect(await gw.usageByEndpoint(p.projectId)).toEqual({ eth_getBalance: { requests: 10, errors: 0, cu: 200 }, eth_chainId: { requests: 30, errors: 10, cu: 100 } });
 
     // Empty a fresh project's bucket at once (eth_chainId needs no node), then a single request and
     // a batch of which nothing runs. The bucket refills 87 CU in 290 ms: a machine slow enough to
@@ -766,6 +754,6 @@ describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit"
       expect(r.headers.get("retry-after")).toBe("1");
       expect(r.json).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("Rate limit of 300 CU per second exceeded") });
     }
-    expect((await usage(drained.projectId)).eth_estimateGas).toEqual({ requests: 3, errors: 3, cu: 0 });
+    expect((await gw.usageByEndpoint(drained.projectId)).eth_estimateGas).toEqual({ requests: 3, errors: 3, cu: 0 });
   });
 });

@@ -32,6 +32,8 @@ export interface TestGateway {
   meter: UsageMeter;
   requestLog: RequestLog;
   server: RunningServer;
+  /** The requests, errors and CU the meter recorded for a project, per endpoint (flushed first). */
+  usageByEndpoint(projectId: string): Promise<Record<string, { requests: number; errors: number; cu: number }>>;
   stop(): Promise<void>;
 }
 
@@ -49,6 +51,17 @@ export async function startTestGateway(options: { trustedProxyHops?: number; now
     meter,
     requestLog,
     server,
+    async usageByEndpoint(projectId) {
+      await meter.flush();
+      const out: Record<string, { requests: number; errors: number; cu: number }> = {};
+      for (const r of await db().usageBucket.findMany({ where: { projectId } })) {
+        const u = (out[r.endpoint] ??= { requests: 0, errors: 0, cu: 0 });
+        u.requests += r.requests;
+        u.errors += r.errors;
+        u.cu += Number(r.cu);
+      }
+      return out;
+    },
     async stop() {
       await server.close();
       await meter.stop();

@@ -26,13 +26,8 @@ export function statusClass(httpStatus: number): StatusClass {
   return httpStatus >= 500 ? "5xx" : httpStatus >= 400 ? "4xx" : "2xx";
 }
 
-interface Counter {
-  projectId: string;
-  keyId: string;
-  network: string;
-  api: string;
-  endpoint: string;
-  status: StatusClass;
+/** The sums of the samples with one key (project, key, network, API, endpoint, status class) in one minute. */
+interface Counter extends Pick<UsageSample, "projectId" | "keyId" | "network" | "api" | "endpoint" | "status"> {
   /** Start of the minute (or hour, or day, for the rollups), ms since the epoch. */
   minute: number;
   cu: number;

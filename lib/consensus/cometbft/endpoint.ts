@@ -4,12 +4,11 @@
  * in the path (`/cometbft/<network>/<KEY>`), since most tools take only a URL. JSON-RPC 2.0 POST
  * (named or positional params, batches) at the root; the URI form (GET `<root>/<method>?…`) beside it.
  */
-import { isStatementTimeout } from "@/lib/db/client";
 import type { Endpoint, GatewayContext, Mount } from "@/lib/gateway/types";
-import { chargeItem, failure, respondOne, type Answer, type Body } from "@/lib/jsonrpc/envelope";
+import { failure, respondOne, type Answer, type Body } from "@/lib/jsonrpc/envelope";
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, InvalidRequest, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, type Id } from "@/lib/jsonrpc/errors";
 import { callCu, COMETBFT_ENDPOINTS, isCometbftMethod, type CometbftMethod } from "../catalog";
-import { batchEndpoint, COMET, inProjectTurn, timedOut, unavailable } from "../endpoint";
+import { batchEndpoint, COMET, meteredCall } from "../endpoint";
 import { runNative } from "./handlers";
 import { cometbftSocket } from "./websocket";
 import { parseNativeParams, type Form } from "./params";
@@ -34,31 +33,19 @@ export function cometError(e: RpcError): RpcError {
 const fail = (id: Id, e: RpcError): Answer => failure(id, cometError(e));
 
 function prepare(ctx: GatewayContext, method: CometbftMethod, raw: Record<string, unknown> | unknown[], form: Form, id: Id): Answer | (() => Promise<Answer>) {
-  let cu = COMETBFT_ENDPOINTS[method].cu;
-  let params: ReturnType<typeof parseNativeParams>;
-  try {
-    params = parseNativeParams(method, raw, form);
-    // A search costs what it does on /rpc: more for each event condition after the first.
-    if (method === "tx_search" || method === "block_search") cu = callCu(method, params.parsed.query);
-    const limited = chargeItem(ctx, cu);
-    if (limited) throw limited;
-  } catch (e) {
-    if (!(e instanceof RpcError)) throw e;
-    ctx.meter(method, 0, true);
-    return fail(id, e);
-  }
-  return async () => {
-    try {
-      const result = await inProjectTurn(ctx.principal, () => runNative(method, ctx.network, params));
-      ctx.meter(method, cu, false);
-      return { jsonrpc: "2.0", id, result };
-    } catch (e) {
-      const error = e instanceof RpcError ? e : isStatementTimeout(e) ? timedOut() : unavailable(e);
-      if (!error) throw e;
-      ctx.meter(method, 0, true);
-      return fail(id, error);
-    }
-  };
+  return meteredCall(
+    ctx,
+    method,
+    id,
+    () => {
+      const params = parseNativeParams(method, raw, form);
+      // A search costs what it does on /rpc: more for each event condition after the first.
+      const cu = method === "tx_search" || method === "block_search" ? callCu(method, params.parsed.query) : COMETBFT_ENDPOINTS[method].cu;
+      return { params, cu };
+    },
+    (params) => runNative(method, ctx.network, params),
+    fail,
+  );
 }
 
 /** `GET …/<method>?…`: the URI form; the optional integer `id` is echoed (−1 when absent). */

@@ -137,19 +137,12 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
   // ---- Tokens for every holder, once. ----
   const balanceOf = (account: Address) =>
     publicClient.readContract({ address: token, abi: BlockgateToken.abi, functionName: "balanceOf", args: [account] });
+  const transfer = (from: Address, to: Address, amount: bigint) =>
+    walletClient.writeContract({ address: token, abi: BlockgateToken.abi, functionName: "transfer", args: [to, amount], account: from, chain: null });
   const grants: Hash[] = [];
   for (const holder of holders.slice(1)) {
     if ((await balanceOf(holder)) !== 0n) continue;
-    grants.push(
-      await walletClient.writeContract({
-        address: token,
-        abi: BlockgateToken.abi,
-        functionName: "transfer",
-        args: [holder, HOLDER_GRANT],
-        account: deployer,
-        chain: null,
-      }),
-    );
+    grants.push(await transfer(deployer, holder, HOLDER_GRANT));
   }
   await waitForReceipts(grants, "a token grant");
   if (grants.length > 0) log.info(`gave ${grants.length} account(s) 10,000,000 BGT each`);
@@ -194,14 +187,7 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
       let amount = BigInt(1 + randomInt(100_000)) * 10n ** 16n;
       if (amount > balance / 4n) amount = balance / 4n;
       if (!to || amount === 0n) continue;
-      await walletClient.writeContract({
-        address: token,
-        abi: BlockgateToken.abi,
-        functionName: "transfer",
-        args: [to, amount],
-        account: from,
-        chain: null,
-      });
+      await transfer(from, to, amount);
     }
 
     if (stopped) return;

@@ -214,10 +214,9 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /**
- * TRANSACTION matching for a set of subscriptions, indexed once. The same transactions as
- * aptosMatchingTransactions (lib/aptos/source.ts) finds per condition through the database: with
- * payloadFunction alone, the calls of it; with an event (type and account) alone, the transactions
- * emitting it with matching data; with both, the calls of the function that emit the event.
+ * TRANSACTION matching for a set of subscriptions, indexed once: with payloadFunction alone, the
+ * calls of it; with an event (type and account) alone, the transactions emitting it with matching
+ * data; with both, the calls of the function that emit the event.
  */
 export class AptosTransactionMatcher {
   private readonly byFunction = new Map<string, TxSubscription[]>();
