@@ -28,6 +28,7 @@ import { cleanup, tempDir } from "./cleanup";
 import { runLoad, type LoadResult } from "./load";
 import { spawnNode, waitUntilReady, workerPid, type Service } from "./processes";
 import { machineInfo, startCpuAccounting } from "./resources";
+import { wholeNumberOption } from "./options";
 import { codeVersion, fmt, markdownTable, prependResultsSection, RESULTS_FILE } from "./results";
 import { secret, throwawayDatabase } from "./database";
 
@@ -84,12 +85,8 @@ function parseOptions(argv: string[]): Options | undefined {
     strict: true,
   });
   if (values.help) return undefined;
-  const whole = (raw: string | undefined, fallback: number, name: string, min: number) => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got "${raw}"\n${USAGE}`);
-    return n;
-  };
+  const option = wholeNumberOption(USAGE);
+  const whole = (raw: string | undefined, fallback: number, name: string, min: number) => option(raw, fallback, name, { min });
   const rates = (values.rates ?? "100,5000").split(",").map((s) => Number(s.trim()));
   if (rates.length === 0 || rates.some((r) => !Number.isInteger(r) || r < 1 || r > 1_000_000)) throw new Error(`--rates must be whole req/s like 100,5000, got "${values.rates}"\n${USAGE}`);
   return {

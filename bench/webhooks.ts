@@ -43,6 +43,7 @@ import { cleanup } from "./cleanup";
 import { throwawayDatabase } from "./database";
 import { spawnNode, waitUntilReady } from "./processes";
 import { machineInfo } from "./resources";
+import { wholeNumberOption } from "./options";
 import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
 import { bareRate } from "./webhook-delivery";
 import { measureLogMatching } from "./webhook-matching";
@@ -79,11 +80,9 @@ function parseOptions(argv: string[]) {
     strict: true,
   });
   if (values.help) return undefined;
-  const int = (raw: string | undefined, fallback: number, name: string, min: number, max: number) => {
-    const n = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"\n${USAGE}`);
-    return n;
-  };
+  const option = wholeNumberOption(USAGE);
+  const int = (raw: string | undefined, fallback: number, name: string, min: number, max: number) => option(raw, fallback, name, { min, max });
+
   const subscriptions = int(values.subscriptions, 10_000, "subscriptions", 1, 100_000);
   return {
     subscriptions,
