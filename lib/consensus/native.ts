@@ -8,7 +8,7 @@
  * Blocks are converted once, when they are stored (store.ts insertBlocks): an upstream's blocks keep
  * the JSON its node sent; a devnet block gets what a node would send for it.
  */
-import { encodeBlockId, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, type BlockId, type TxProof } from "./crypto";
+import { encodeBlockId, encodeCommitSig, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, type BlockId, type TxProof } from "./crypto";
 import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "./types";
 
 /** BlockIDFlag of a commit signature. */
@@ -175,15 +175,7 @@ function encodeHeader(h: Header): Uint8Array {
 
 function encodeCommit(c: NativeCommit): Uint8Array {
   const w = new ProtoWriter().int64(1, parseInt64(c.height, "height")).int64(2, BigInt(c.round)).message(3, encodeBlockId(c.block_id));
-  for (const s of c.signatures) {
-    const sig = new ProtoWriter()
-      .uint64(1, BigInt(s.block_id_flag))
-      .bytes(2, hexBytes(s.validator_address))
-      .message(3, encodeTimestamp(parseTimestamp(s.timestamp)))
-      .bytes(4, s.signature === null ? new Uint8Array() : fromBase64(s.signature))
-      .finish();
-    w.message(4, sig);
-  }
+  for (const s of c.signatures) w.message(4, encodeCommitSig(s));
   return w.finish();
 }
 

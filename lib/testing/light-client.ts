@@ -9,7 +9,11 @@
  * - each BLOCK_ID_FLAG_COMMIT signature is ed25519 over the length-delimited CanonicalVote
  *   (types/vote.go VoteSignBytes, types/canonical.go CanonicalizeVote);
  * - the signatures for the block carry more than 2/3 of the voting power
- *   (types/validator_set.go VerifyCommitLight).
+ *   (types/validator_set.go VerifyCommitLight);
+ * - last_commit_hash is the merkle root of the block's last_commit signatures, each a CommitSig
+ *   (types/block.go Commit.Hash); last_results_hash the merkle root of the previous block's tx
+ *   results, each an ExecTxResult stripped to code, data, gas_wanted, gas_used
+ *   (types/results.go ABCIResults.Hash, abci/types deterministicExecTxResult).
  *
  * The messages are encoded by protobufjs from the .proto definitions of CometBFT v0.38
  * (proto/tendermint/{types,crypto,version}); https://github.com/cometbft/cometbft/tree/v0.38.x/proto
@@ -54,6 +58,30 @@ message SimpleValidator {
   int64     voting_power = 2;
 }
 
+enum BlockIDFlag {
+  BLOCK_ID_FLAG_UNKNOWN = 0;
+  BLOCK_ID_FLAG_ABSENT  = 1;
+  BLOCK_ID_FLAG_COMMIT  = 2;
+  BLOCK_ID_FLAG_NIL     = 3;
+}
+
+message CommitSig {
+  BlockIDFlag               block_id_flag     = 1;
+  bytes                     validator_address = 2;
+  google.protobuf.Timestamp timestamp         = 3;
+  bytes                     signature         = 4;
+}
+
+message ExecTxResult {
+  uint32 code       = 1;
+  bytes  data       = 2;
+  string log        = 3;
+  string info       = 4;
+  int64  gas_wanted = 5;
+  int64  gas_used   = 6;
+  string codespace  = 8;
+}
+
 message CanonicalPartSetHeader { uint32 total = 1; bytes hash = 2; }
 message CanonicalBlockID { bytes hash = 1; CanonicalPartSetHeader part_set_header = 2; }
 message CanonicalVote {
@@ -79,6 +107,8 @@ const T = {
   BlockID: type("tendermint.BlockID"),
   SimpleValidator: type("tendermint.SimpleValidator"),
   CanonicalVote: type("tendermint.CanonicalVote"),
+  CommitSig: type("tendermint.CommitSig"),
+  ExecTxResult: type("tendermint.ExecTxResult"),
 };
 
 /**
@@ -190,6 +220,44 @@ export function voteSignBytes(vote: { height: string; round: number; blockId: Js
     chain_id: vote.chainId,
   });
   return protobuf.Writer.create().bytes(body).finish();
+}
+
+export interface JsonCommitSig {
+  block_id_flag: number;
+  validator_address: string;
+  timestamp: string;
+  signature: string | null;
+}
+
+/** types/block.go Commit.Hash: the merkle root of each CommitSig (the timestamp always written). */
+export function commitHash(signatures: readonly JsonCommitSig[]): string {
+  const leaves = signatures.map((s) =>
+    encode(T.CommitSig, {
+      block_id_flag: s.block_id_flag,
+      validator_address: hexBytes(s.validator_address),
+      timestamp: present(timestampOf(s.timestamp)),
+      signature: s.signature === null ? undefined : b64(s.signature),
+    }),
+  );
+  return Buffer.from(merkleRoot(leaves)).toString("hex").toUpperCase();
+}
+
+export interface JsonExecTxResult {
+  code?: number;
+  data?: string | null;
+  log?: string;
+  info?: string;
+  gas_wanted?: string;
+  gas_used?: string;
+  codespace?: string;
+}
+
+/** types/results.go ABCIResults.Hash: the merkle root of each result with only its deterministic fields. */
+export function resultsHash(results: readonly JsonExecTxResult[]): string {
+  const leaves = results.map((r) =>
+    encode(T.ExecTxResult, { code: r.code ?? 0, data: r.data ? b64(r.data) : undefined, gas_wanted: Number(r.gas_wanted ?? "0"), gas_used: Number(r.gas_used ?? "0") }),
+  );
+  return Buffer.from(merkleRoot(leaves)).toString("hex").toUpperCase();
 }
 
 /** An address as crypto/ed25519 derives it: the first 20 bytes of SHA-256 of the public key. */

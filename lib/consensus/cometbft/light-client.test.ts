@@ -1,8 +1,22 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { networkBySlug, networks, type Network } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
-import { checkLightBlock, fetchLightBlock, headerHash, validatorsHash, voteSignBytes, verifyEd25519 } from "@/lib/testing/light-client";
+import {
+  checkLightBlock,
+  commitHash,
+  fetchLightBlock,
+  headerHash,
+  merkleRoot,
+  resultsHash,
+  validatorsHash,
+  voteSignBytes,
+  verifyEd25519,
+  type JsonCommitSig,
+  type JsonExecTxResult,
+  type JsonHeader,
+} from "@/lib/testing/light-client";
 import { captureLogs } from "@/lib/testing/logs";
 import { generateBlocks } from "../devnet/producer";
 import { storedRange } from "../store";
@@ -53,6 +67,17 @@ afterAll(async () => {
 
 const baseOf = (net: Network) => `${gw.url}/cometbft/${net.slug}/${key}`;
 
+async function rpc<T>(net: Network, path: string): Promise<T> {
+  const res = await fetch(`${baseOf(net)}/${path}`);
+  const body = (await res.json()) as { result?: T; error?: unknown };
+  if (res.status !== 200 || body.result === undefined) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+type NativeBlock = { block: { header: JsonHeader; evidence: { evidence: unknown[] }; last_commit: { signatures: JsonCommitSig[] } } };
+type NativeResults = { txs_results: JsonExecTxResult[] | null };
+const EMPTY = Buffer.from(merkleRoot([])).toString("hex").toUpperCase();
+
 describe.each([
   { name: "the devnet", net: () => devnet, chainId: String(devnet.devnetChainId), heights: [1, 2, 7, DEVNET_BLOCKS - 1, DEVNET_BLOCKS], pages: 2 },
   // The latest height's commit is the node's (forwarded); the node answers one page.
@@ -74,6 +99,61 @@ describe.each([
         expect(next.header.validators_hash).toBe(header.next_validators_hash);
       }
     }
+  });
+
+  it("header h+1 commits to block h+1's last_commit signatures and to /block_results of h", async () => {
+    const first = await rpc<NativeBlock>(net(), "block?height=1");
+    // The first block's last commit is empty (not nil); there are no earlier results.
+    expect(first.block.last_commit.signatures).toEqual([]);
+    expect(first.block.header.last_commit_hash).toBe(EMPTY);
+    expect(first.block.header.last_results_hash).toBe("");
+    let withTxs = 0;
+    for (const h of heights.slice(0, -1)) {
+      const next = await rpc<NativeBlock>(net(), `block?height=${h + 1}`);
+      const results = await rpc<NativeResults>(net(), `block_results?height=${h}`);
+      const header = next.block.header;
+      expect(next.block.last_commit.signatures, `height ${h + 1}`).toHaveLength(4);
+      expect(header.last_commit_hash, `height ${h + 1}`).toBe(commitHash(next.block.last_commit.signatures));
+      expect(header.last_results_hash, `height ${h + 1}`).toBe(resultsHash(results.txs_results ?? []));
+      expect(header.evidence_hash).toBe(EMPTY);
+      expect(next.block.evidence.evidence).toEqual([]);
+      if ((results.txs_results ?? []).length > 0) withTxs++;
+    }
+    expect(withTxs).toBeGreaterThan(0);
+  });
+
+  it("header's consensus_hash is the hash of /consensus_params' block limits (HashedParams)", async () => {
+    const h = heights[2]!;
+    const { consensus_params: params } = await rpc<{ consensus_params: { block: { max_bytes: string; max_gas: string } } }>(net(), `consensus_params?height=${h}`);
+    const { header } = await fetchLightBlock(baseOf(net()), h);
+    // HashedParams { int64 block_max_bytes = 1; int64 block_max_gas = 2; }, SHA-256 of its encoding.
+    const hashed = protobuf.Writer.create().uint32(8).int64(Number(params.block.max_bytes)).uint32(16).int64(Number(params.block.max_gas)).finish();
+    expect(header.consensus_hash).toBe(createHash("sha256").update(hashed).digest("hex").toUpperCase());
+    expect(header.consensus_hash).toBe("048091BC7DDC283F77BFBF91D73C44DA58C3DF8A9CBC867405D8B7F3DAADA22F");
+  });
+
+  it("a tampered last_commit signature or tx result no longer matches the next header", async () => {
+    let h = heights[2]!;
+    let results = await rpc<NativeResults>(net(), `block_results?height=${h}`);
+    while ((results.txs_results ?? []).length === 0) results = await rpc<NativeResults>(net(), `block_results?height=${--h}`);
+    const next = await rpc<NativeBlock>(net(), `block?height=${h + 1}`);
+    const { last_commit_hash: commit, last_results_hash: lastResults } = next.block.header;
+    const sigs = next.block.last_commit.signatures;
+    expect(commitHash(sigs)).toBe(commit);
+    const sig = Buffer.from(sigs[2]!.signature!, "base64");
+    sig[0]! ^= 0x80;
+    expect(commitHash(sigs.map((s, i) => (i === 2 ? { ...s, signature: sig.toString("base64") } : s)))).not.toBe(commit);
+    expect(commitHash(sigs.map((s, i) => (i === 0 ? { ...s, timestamp: s.timestamp.replace(/Z$/, "1Z") } : s)))).not.toBe(commit);
+    expect(commitHash(sigs.slice(1))).not.toBe(commit);
+
+    const txs = results.txs_results!;
+    expect(resultsHash(txs)).toBe(lastResults);
+    const bump = (r: JsonExecTxResult) => ({ ...r, gas_used: String(Number(r.gas_used ?? "0") + 1) });
+    expect(resultsHash(txs.map((r, i) => (i === 0 ? bump(r) : r)))).not.toBe(lastResults);
+    expect(resultsHash(txs.map((r, i) => (i === 0 ? { ...r, code: 1 } : r)))).not.toBe(lastResults);
+    expect(resultsHash([...txs, txs[0]!])).not.toBe(lastResults);
+    // Only the deterministic fields count: the log and events may differ between nodes.
+    expect(resultsHash(txs.map((r) => ({ ...r, log: "other", info: "other" })))).toBe(lastResults);
   });
 
   it("refuses a tampered signature, another chain id, a changed header or validator set, and 2/4 of the power", async () => {

@@ -4,10 +4,14 @@ import {
   SignedMsgType,
   addressFromPublicKey,
   bytesEqual,
+  commitHash,
   computeRootFromAunts,
+  consensusParamsHash,
   concatBytes,
   dataHash,
   emptyHash,
+  encodeCommitSig,
+  encodeDeterministicExecTxResult,
   encodeHeaderFields,
   formatTimestamp,
   fromBase64,
@@ -24,6 +28,7 @@ import {
   publicKeyBytes,
   publicKeyFromBytes,
   publicKeyJson,
+  resultsHash,
   seedFromLabel,
   sha256,
   signBytes,
@@ -436,6 +441,50 @@ describe("header hash", () => {
     expect(() => headerHash({ ...base, time: "2024-05-01 12:00:00Z" })).toThrow(TypeError);
     expect(() => headerHash({ ...base, time: "2023-02-29T00:00:00Z" })).toThrow(TypeError);
     expect(() => headerHash({ ...base, last_block_id: { hash: "", parts: { total: -1, hash: "" } } })).toThrow(RangeError);
+  });
+});
+
+describe("last_commit_hash, last_results_hash, consensus_hash", () => {
+  // A real block's last_commit (one validator) and the last_commit_hash its header carries.
+  const realSig = {
+    block_id_flag: 2,
+    validator_address: "FDB7CAC90633FDEC2964A941CC815B5A3B84F0F5",
+    timestamp: "2021-07-04T09:35:10.510195Z",
+    signature: "2fsZovkCWovi7jorK5LlMr4xoh/etxpayuiboqAlLWe7aQ5ruELn3SEhrUIE9z+Kmp9aw6i+2TPmLi58Uk1bAw==",
+  };
+
+  it("hashes a commit as the merkle root of its protobuf CommitSigs (a real block's value)", () => {
+    expect(commitHash([realSig])).toBe("5B8F17E19F62E4ED884EF6CA99D0E9F42F6015A2CB9184A90719EECED2149AC2");
+    expect(commitHash([])).toBe(EMPTY_SHA256);
+    expect(commitHash([{ ...realSig, signature: flipBase64(realSig.signature) }])).not.toBe(commitHash([realSig]));
+    expect(commitHash([{ ...realSig, timestamp: "2021-07-04T09:35:10.510196Z" }])).not.toBe(commitHash([realSig]));
+    expect(commitHash([realSig, realSig])).toBe(toHex(merkleRoot([encodeCommitSig(realSig), encodeCommitSig(realSig)])));
+  });
+
+  it("encodes an absent signature with its zero time written (non-nullable timestamp)", () => {
+    const absent = { block_id_flag: 1, validator_address: "", timestamp: "0001-01-01T00:00:00Z", signature: null };
+    // field 1 varint 1; field 3: Timestamp { seconds = -62135596800 } (10-byte two's complement varint)
+    expect(toHex(encodeCommitSig(absent))).toBe("08011A0B088092B8C398FEFFFFFF01");
+  });
+
+  it("hashes tx results by their deterministic fields only (code, data, gas_wanted, gas_used)", () => {
+    // ExecTxResult field 5 (gas_wanted) = 200000, field 6 (gas_used) = 51234; zero code and no data left out.
+    expect(toHex(encodeDeterministicExecTxResult({ gas_wanted: "200000", gas_used: "51234" }))).toBe("28C09A0C30A29003");
+    // code = 5 (field 1), data = 0x0102 (field 2)
+    expect(toHex(encodeDeterministicExecTxResult({ code: 5, data: "AQI=", gas_wanted: "1", gas_used: "2" }))).toBe("080512020102280130" + "02");
+    const r = { gas_wanted: "200000", gas_used: "51234" };
+    const withLog = { ...r, log: "ignored", info: "ignored", events: [{ type: "a", attributes: [] }], codespace: "sdk" };
+    expect(resultsHash([r, r])).toBe(resultsHash([withLog, withLog]));
+    expect(resultsHash([r])).toBe(toHex(merkleRoot([encodeDeterministicExecTxResult(r)])));
+    expect(resultsHash([])).toBe(EMPTY_SHA256);
+    expect(resultsHash([{ ...r, gas_used: "51235" }])).not.toBe(resultsHash([r]));
+    expect(resultsHash([{ ...r, code: 1 }])).not.toBe(resultsHash([r]));
+  });
+
+  it("hashes consensus params as SHA-256 of HashedParams (CometBFT's defaults give the well-known 048091BC…)", () => {
+    expect(consensusParamsHash({ max_bytes: "22020096", max_gas: "-1" })).toBe("048091BC7DDC283F77BFBF91D73C44DA58C3DF8A9CBC867405D8B7F3DAADA22F");
+    expect(consensusParamsHash({ max_bytes: 22020096, max_gas: -1 })).toBe("048091BC7DDC283F77BFBF91D73C44DA58C3DF8A9CBC867405D8B7F3DAADA22F");
+    expect(consensusParamsHash({ max_bytes: "22020096", max_gas: "100000000" })).not.toBe("048091BC7DDC283F77BFBF91D73C44DA58C3DF8A9CBC867405D8B7F3DAADA22F");
   });
 });
 

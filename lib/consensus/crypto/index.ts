@@ -5,3 +5,4 @@ export * from "./header";
 export * from "./keys";
 export * from "./proto";
 export * from "./timestamp";
+export * from "./block-hashes";

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { bech32 } from "@scure/base";
 import {
+  commitHash,
+  consensusParamsHash,
   dataHash,
   headerHash,
   keyPairFromSeed,
-  merkleRoot,
   partSetHeader,
   publicKeyJson,
+  resultsHash,
   seedFromLabel,
   sha256,
   signVote,
@@ -18,13 +20,15 @@ import {
   zeroBlockId,
   type Ed25519KeyPair,
 } from "../crypto";
-import { execResultOf, nativeBlockOf, nativeResultsOf } from "../native";
-import type { BlockId, BlockResult, CommitSig, ConsensusParamsResult, Header, IngestAttr, IngestBlock, IngestTx, Tag } from "../types";
+import { execResultOf, nativeBlockOf, nativeCommitOf, nativeResultsOf } from "../native";
+import type { BlockId, BlockResult, CommitSig, ConsensusParamsResult, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "../types";
 
 /**
  * A built-in CometBFT-style chain: four ed25519 validators that really sign every commit, blocks
- * with bank-transfer style transactions and real hashes (tx hash, data_hash, header hash, parts,
- * last_block_id, last_commit_hash). Deterministic per network, so restarts resume the same chain.
+ * with bank-transfer style transactions and the hashes a CometBFT v0.38 node computes (tx hash,
+ * data_hash, header hash, parts, last_block_id, last_commit_hash, last_results_hash,
+ * consensus_hash, evidence_hash; crypto/block-hashes.ts). Deterministic per network, so restarts
+ * resume the same chain.
  */
 
 export const VALIDATOR_COUNT = 4;
@@ -67,7 +71,7 @@ export function devnetChain(network: string, chainId: string): DevnetChain {
     chainId,
     validators,
     validatorsHash: validatorSetHash(validators.map((v) => ({ publicKey: v.keys.publicKey, votingPower: BigInt(VOTING_POWER) }))),
-    consensusHash: hex(sha256(utf8(JSON.stringify(CONSENSUS_PARAMS)))),
+    consensusHash: consensusParamsHash(CONSENSUS_PARAMS.block),
     accounts: Array.from({ length: 40 }, (_, i) => bech32.encodeFromBytes("bbn", sha(`blockgate-devnet/${network}/account/${i}`).subarray(0, 20))),
     validatorOperators: validators.map((v) => bech32.encodeFromBytes("bbnvaloper", sha256(v.keys.publicKey).subarray(0, 20))),
   };
@@ -241,14 +245,14 @@ export function buildBlock(chain: DevnetChain, prev: PreviousBlock | null, time:
   const proposer = chain.validators[Number(height % BigInt(VALIDATOR_COUNT))]!;
   const lastBlockId = prev ? prev.blockId : zeroBlockId();
   const lastCommit = prev ? makeCommit(chain, prev.height, prev.blockId, prev.time) : [];
-  const commitLeaves = lastCommit.map((s) => utf8(`${s.validator_address}:${s.signature}`));
   const header: Header = {
     version: { block: BLOCK_VERSION, app: APP_VERSION },
     chain_id: chain.chainId,
     height: height.toString(),
     time: time.toISOString(),
     last_block_id: lastBlockId,
-    last_commit_hash: prev ? toHex(merkleRoot(commitLeaves)) : "",
+    // As /block answers last_commit; the first block's is empty (hash of no signatures).
+    last_commit_hash: commitHash(nativeCommitOf(prev?.height ?? 0n, 0, lastBlockId, lastCommit).signatures),
     data_hash: dataHash(raws),
     validators_hash: chain.validatorsHash,
     next_validators_hash: chain.validatorsHash,
@@ -275,12 +279,16 @@ export function buildBlock(chain: DevnetChain, prev: PreviousBlock | null, time:
     { key: "rewards.validator", value: chain.validatorOperators[proposer.index]! },
   ];
   if (height % 10n === 0n) blockAttrs.push({ key: "checkpoint.epoch", value: String(height / 10n) });
-  const resultsHash = toHex(merkleRoot(txs.map((t) => utf8(`${t.result.gas_wanted}:${t.result.gas_used}`))));
   const appHash = appHashAfter(header);
   const execs = txs.map((t) => execResultOf(t.result));
   // What a node answers for it: /block_results' app_hash is the state after the block.
   const native = { block: nativeBlockOf(result), results: nativeResultsOf(height, execs, blockAttrs, appHash), execs };
-  return { block: { height, result, txs, blockAttrs, native }, next: { height, blockId, time, appHash, resultsHash } };
+  return { block: { height, result, txs, blockAttrs, native }, next: { height, blockId, time, appHash, resultsHash: lastResultsHash(txs.map((t) => t.result)) } };
+}
+
+/** last_results_hash of the block after one with these tx results (what /block_results answers for them). */
+export function lastResultsHash(results: readonly TxResult[]): string {
+  return resultsHash(results.map(execResultOf));
 }
 
 /** The devnet application's state hash after executing a block (the next block's app_hash). */

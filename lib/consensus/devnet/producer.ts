@@ -2,10 +2,9 @@ import { db } from "@/lib/db/client";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
-import { merkleRoot, toHex, utf8 } from "../crypto";
 import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { BlockResult, TxResult } from "../types";
-import { appHashAfter, buildBlock, devnetChain, type DevnetChain, type PreviousBlock } from "./chain";
+import { appHashAfter, buildBlock, devnetChain, lastResultsHash, type DevnetChain, type PreviousBlock } from "./chain";
 
 /** Transactions per block of the live devnet: a few, varying, sometimes none. */
 function txCountFor(height: bigint): number {
@@ -30,7 +29,7 @@ async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null | "f
     blockId: body.block_id,
     time: new Date(header.time),
     appHash: appHashAfter(header),
-    resultsHash: toHex(merkleRoot(results.map((r) => utf8(`${r.gas_wanted}:${r.gas_used}`)))),
+    resultsHash: lastResultsHash(results),
   };
 }
 

@@ -44,11 +44,10 @@ describe("matchesEvents: a subscription query against an event's composite keys"
     ["unbond.completion_time > TIME 2026-01-02T15:04:05Z", true],
     ["unbond.completion_time < TIME 2026-01-02T15:04:06Z", true],
     ["unbond.completion_time < TIME 2026-01-02T16:04:05+01:00", false],
-    ["unbond.completion_time = DATE 2026-01-02", true],
-    ["unbond.completion_time < DATE 2026-01-02", false],
-    ["unbond.completion_time <= DATE 2026-01-02", true],
-    ["unbond.completion_time > DATE 2026-01-01", true],
-    ["unbond.completion_time >= DATE 2026-01-03", false],
+    // DATE reads the value as a date alone (CometBFT's syntax.ParseDate): a full time never matches.
+    ["unbond.completion_time = DATE 2026-01-02", false],
+    ["unbond.completion_time <= DATE 2026-01-02", false],
+    ["unbond.completion_time > DATE 2026-01-01", false],
     ["message.action = 'send' AND transfer.amount > 5000", false],
   ])("%s → %s", (query, expected) => {
     expect(matchesEvents(parse(query), TX)).toBe(expected);
@@ -101,5 +100,37 @@ describe("compareDecimal", () => {
   ])("%s vs %s", (a, b, order) => {
     expect(compareDecimal(a, b)).toBe(order);
     expect(compareDecimal(b, a)).toBe(-order || 0);
+  });
+});
+
+describe("matchesEvents: DATE on date-only values, and tags naming an event type (CometBFT's pubsub matcher)", () => {
+  const EV = { "tm.event": ["Tx"], "slash.reason": ["double_sign"], "slash.power": ["10"], "epoch.day": ["2017-01-01", "2017-03-05T10:00:00Z"], "a.b": ["x"], "a.b.c": ["y"] };
+  it.each<[string, boolean]>([
+    ["epoch.day = DATE 2017-01-01", true],
+    ["epoch.day = DATE 2017-03-05", false],
+    ["epoch.day < DATE 2017-01-02", true],
+    ["epoch.day < DATE 2017-01-01", false],
+    ["epoch.day <= DATE 2017-01-01", true],
+    ["epoch.day > DATE 2016-12-31", true],
+    ["epoch.day > DATE 2017-01-01", false],
+    ["epoch.day >= DATE 2017-01-01", true],
+    ["epoch.day > TIME 2017-03-01T00:00:00Z", true],
+    ["epoch.day < TIME 2017-01-02T00:00:00Z", false],
+    ["slash EXISTS", true],
+    ["slash = ''", true],
+    ["slash CONTAINS ''", true],
+    ["slash = 'double_sign'", false],
+    ["slash > 0", false],
+    ["slash.reason EXISTS", true],
+    ["slas EXISTS", false],
+    ["tm EXISTS", true],
+    ["tx EXISTS", false],
+    // a.b is both a composite key (value x) and the type of a.b.c
+    ["a.b = 'x'", true],
+    ["a.b = ''", true],
+    ["a EXISTS", true],
+    ["a.b.c = 'y'", true],
+  ])("%s → %s", (query, expected) => {
+    expect(matchesEvents(parse(query), EV)).toBe(expected);
   });
 });

@@ -5,7 +5,19 @@
  * searches (sql.ts): the condition holds when ANY value of its key matches; `=` on a string and
  * CONTAINS compare the text exactly (case-sensitive); number comparisons use the value's leading
  * number (`8stake` is 8; a value without one never matches); TIME compares the value read as an
- * RFC 3339 time, DATE that time's UTC day; EXISTS holds when the key has a value.
+ * RFC 3339 time, DATE a value that is a date alone (`2017-01-01`); EXISTS holds when the key has
+ * a value.
+ *
+ * Two cases follow CometBFT's pubsub matcher (libs/pubsub/query/query.go, v0.38), which differs
+ * from its kv indexer there, so tx_search/block_search (sql.ts) answer them otherwise:
+ * - a tag that names an event type (`slash`, for composite keys `slash.*`) holds for that event
+ *   with the empty string: `slash EXISTS` and `slash = ''` match (condition.matchesEvent); the
+ *   indexer looks up the key `slash` itself, which no attribute has;
+ * - DATE reads a value with syntax.ParseDate (layout 2006-01-02), so only date-only values match,
+ *   by every operator; a full timestamp never matches a DATE. The indexer matches `= DATE d` by
+ *   the value's text (the same values) and finds nothing for a DATE range.
+ * https://github.com/cometbft/cometbft/blob/v0.38.x/libs/pubsub/query/query.go
+ * https://github.com/cometbft/cometbft/blob/v0.38.x/state/txindex/kv/kv.go
  */
 import { attributeTime, dayBounds, leadingNumber, scanDate } from "./literals";
 import type { Condition, Query } from "./parse";
@@ -69,14 +81,12 @@ function valueMatches(c: Condition, value: string): boolean {
       return time !== null && holds(c.op, compareInstant(time, operand.text ?? operand.value.toISOString()));
     }
     case "date": {
-      // A value that is a date alone is that day, as CometBFT's ParseDate reads it.
+      // Only a value that is a date alone (syntax.ParseDate), compared with the date.
       const date = scanDate(value, 0);
-      const time = attributeTime(value) ?? (date.ok && date.end === value.length ? `${value}T00:00:00Z` : null);
-      if (time === null) return false;
-      const { start, next } = dayBounds(operand.value);
-      // The value's UTC day against the date: before it, on it, or after it.
-      const order = compareInstant(time, start) < 0 ? -1 : compareInstant(time, next) >= 0 ? 1 : 0;
-      return holds(c.op, order);
+      if (!date.ok || date.end !== value.length) return false;
+      const time = `${value}T00:00:00Z`;
+      const { start } = dayBounds(operand.value);
+      return holds(c.op, compareInstant(time, start));
     }
   }
 }
@@ -84,11 +94,11 @@ function valueMatches(c: Condition, value: string): boolean {
 /** Whether every condition of the query holds for an event with these attributes. */
 export function matchesEvents(query: Query, events: Readonly<Record<string, readonly string[]>>): boolean {
   for (const c of query.conditions) {
-    let values = Object.hasOwn(events, c.key) ? events[c.key]! : undefined;
-    // As CometBFT: a tag that names an event type (a composite key without its last part) holds
-    // for that event with the empty string, so `slash EXISTS` finds events of type slash.
-    if ((!values || values.length === 0) && Object.keys(events).some((k) => k.lastIndexOf(".") > 0 && k.slice(0, k.lastIndexOf(".")) === c.key)) values = [""];
-    if (!values || values.length === 0) return false;
+    const values = Object.hasOwn(events, c.key) ? [...events[c.key]!] : [];
+    // A tag that names an event type (a composite key without its last part) also holds for that
+    // event with the empty string, so `slash EXISTS` finds events of type slash.
+    if (Object.keys(events).some((k) => k.lastIndexOf(".") >= 0 && k.slice(0, k.lastIndexOf(".")) === c.key && events[k]!.length > 0)) values.push("");
+    if (values.length === 0) return false;
     if (c.op === "EXISTS") continue;
     if (!values.some((v) => valueMatches(c, v))) return false;
   }
