@@ -4,6 +4,8 @@
  * a second lookup (DNS rebinding). Connections are kept alive in one undici pool per (origin,
  * address), closed after a while unused. Redirects are not followed (a 3xx is a failure).
  */
+import { performance } from "node:perf_hooks";
+import type { Readable } from "node:stream";
 import { Pool } from "undici";
 import { errorMessage } from "@/lib/log";
 import { pinnedLookup, resolveDeliveryTarget, UnsafeUrlError, type DeliveryTarget } from "../url-guard";
@@ -15,6 +17,9 @@ export const RESPONSE_BODY_KEPT = 1024;
 /** More of an answer than this is not read: the connection is dropped instead. */
 const RESPONSE_BODY_READ = 64 * 1024;
 const POOL_IDLE_MS = 5 * 60_000;
+/** A URL's check and address are reused this long (a host's DNS changes reach deliveries within it). */
+const TARGET_TTL_MS = 5_000;
+const TARGETS_KEPT = 10_000;
 
 export interface SendRequest {
   url: string;
@@ -48,6 +53,7 @@ interface PoolEntry {
 /** Keeps the pools; one per worker (closed with it). */
 export class DeliveryClient {
   private pools = new Map<string, PoolEntry>();
+  private targets = new Map<string, { target: DeliveryTarget; at: number }>();
   private sweeper: NodeJS.Timeout;
 
   constructor(
@@ -95,12 +101,11 @@ export class DeliveryClient {
   async send(req: SendRequest): Promise<SendResult> {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT, ...req.headers };
     const recorded = { ...headers };
-    const timeout = AbortSignal.timeout(req.timeoutMs);
-    const signal = AbortSignal.any([timeout, req.signal]);
     const failed = (error: string): SendResult => ({ httpStatus: null, error, responseBody: null, requestHeaders: recorded, abandoned: req.signal.aborted });
+    const timedOut = () => failed(`timed out: no complete answer within ${req.timeoutMs} ms`);
     let target: DeliveryTarget;
     try {
-      target = await this.resolve(req.url);
+      target = await this.target(req.url);
     } catch (e) {
       if (e instanceof UnsafeUrlError) return failed(`not sent: the URL ${e.message}`);
       return failed(`not sent: ${errorMessage(e)}`);
@@ -110,24 +115,19 @@ export class DeliveryClient {
       headers.authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
       recorded.authorization = "Basic [credentials from the URL]";
     }
+    // The whole exchange is bounded by timeoutMs: connecting and waiting for the answer's head by
+    // the pool's timeouts (measured from the start), reading the answer by a timer set for what is left.
+    const started = performance.now();
     try {
       const res = await this.pool(target, req.timeoutMs).request({
         method: "POST",
         path: target.url.pathname + target.url.search,
         headers: { ...headers, host: target.url.host },
         body: req.body,
-        signal,
+        signal: req.signal,
       });
-      const kept: Buffer[] = [];
-      let read = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (read < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - read));
-        read += chunk.length;
-        if (read >= RESPONSE_BODY_READ) {
-          res.body.destroy();
-          break;
-        }
-      }
+      const { kept, read, complete } = await readAnswer(res.body, req.timeoutMs - (performance.now() - started));
+      if (!complete) return timedOut();
       const retryAfter = res.headers["retry-after"];
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return {
@@ -140,10 +140,52 @@ export class DeliveryClient {
       };
     } catch (e) {
       if (req.signal.aborted) return failed("the attempt was given up: the delivery worker stopped");
-      if (timeout.aborted) return failed(`timed out: no complete answer within ${req.timeoutMs} ms`);
+      const code = (e as { code?: string }).code;
+      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || performance.now() - started >= req.timeoutMs) return timedOut();
       return failed(describeNetworkError(e, target));
     }
   }
+
+  /** The URL checked and resolved (url-guard), reused for TARGET_TTL_MS: the address stays the one checked. */
+  private async target(url: string): Promise<DeliveryTarget> {
+    const now = performance.now();
+    const hit = this.targets.get(url);
+    if (hit && now - hit.at < TARGET_TTL_MS) return hit.target;
+    const target = await this.resolve(url);
+    if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
+    this.targets.set(url, { target, at: now });
+    return target;
+  }
+}
+
+/**
+ * Reads an answer's body: the first RESPONSE_BODY_KEPT bytes kept, at most RESPONSE_BODY_READ read
+ * (the rest dropped with the connection), within `timeoutMs` (`complete` false when it ran out).
+ */
+function readAnswer(body: Readable, timeoutMs: number): Promise<{ kept: Buffer[]; read: number; complete: boolean }> {
+  return new Promise((resolve) => {
+    const kept: Buffer[] = [];
+    let read = 0;
+    const done = (complete: boolean) => {
+      clearTimeout(timer);
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", onError);
+      if (!complete || read >= RESPONSE_BODY_READ) body.destroy();
+      resolve({ kept, read, complete });
+    };
+    const onData = (chunk: Buffer) => {
+      if (read < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - read));
+      read += chunk.length;
+      if (read >= RESPONSE_BODY_READ) done(true);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), Math.max(0, timeoutMs));
+    body.on("data", onData);
+    body.on("end", onEnd);
+    body.on("error", onError);
+  });
 }
 
 /** A connection failure in words: refused, reset, TLS, timeouts by phase. */
