@@ -126,7 +126,7 @@ const schema = z.object({
   /** How often an idle delivery worker looks for due messages. */
   WEBHOOK_DELIVERY_POLL_MS: integer(10, 60_000, 100),
   /** How often a webhook follower at the chain's head asks the node for a new block. */
-  WEBHOOK_FOLLOWER_POLL_MS: integer(50, 60_000, 250),
+  WEBHOOK_FOLLOWER_POLL_MS: integer(50, 60_000, 100),
   /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,

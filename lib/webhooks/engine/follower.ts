@@ -76,7 +76,17 @@ interface FollowerState {
   /** What the subscriptions were built from (null: not loaded yet). */
   signature: string | null;
   lastProgressLog: number;
+  /** The head when the subscriptions were last looked at, and when (performance.now()). */
+  checkedHead: bigint | null;
+  checkedAt: number;
 }
+
+/**
+ * The matchers are checked against the subscriptions (rebuilt if anything changed) when the head
+ * moves, and at least this often: a poll that finds the same head costs the node one call and the
+ * database one UPDATE that finds nothing to do.
+ */
+const SUBSCRIPTIONS_CHECK_MS = 1000;
 
 export interface FollowerOptions {
   databaseUrl: string;
@@ -312,13 +322,19 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
         const cursor = followerCursor(network.slug, name);
         streams.push({ name, instant: name === "instant", cursor, at: await cursor.read(), unlinked: false, startOf: new Map(), matcher: null, periodSubs: [] });
       }
-      return { streams, signature: null, lastProgressLog: Date.now() };
+      return { streams, signature: null, lastProgressLog: Date.now(), checkedHead: null, checkedAt: 0 };
     },
     async step(state, signal) {
       const head = await source.head(signal);
       if (head === null) return false;
+      // New subscriptions start at the head the engine sees now, at every poll (so a block mined
+      // right after a subscription is created is its first); the matchers follow before the next block.
       await assignStartBlocks(network.slug, head);
-      await refreshSubscriptions(network.slug, source, state);
+      if (head !== state.checkedHead || performance.now() - state.checkedAt >= SUBSCRIPTIONS_CHECK_MS) {
+        await refreshSubscriptions(network.slug, source, state);
+        state.checkedHead = head;
+        state.checkedAt = performance.now();
+      }
       let more = false;
       for (const stream of state.streams) {
         const target = stream.instant ? head : head - BigInt(source.finalityDepth);
