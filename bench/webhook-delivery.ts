@@ -83,20 +83,29 @@ export async function bareRate(url: string, bodies: string[], concurrency: numbe
   return { perSec: bodies.length / seconds, failures };
 }
 
-export async function webhookDeliveryBench(argv: string[]): Promise<number> {
-  const opts = parseOptions(argv);
-  if (!opts) {
-    console.error(USAGE);
-    return 0;
-  }
-  const { url: databaseUrl } = await throwawayDatabase("bench-webhook-delivery-");
+/**
+ * A throwaway database for a webhook bench, and the configuration it runs with: receivers on
+ * loopback over plain HTTP allowed, logs at warn.
+ */
+export async function webhookBenchDatabase(prefix: string): Promise<{ url: string }> {
+  const { url } = await throwawayDatabase(prefix);
   process.env.NEXTAUTH_SECRET ??= process.env.APP_SECRET;
   process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
   process.env.WEBHOOK_HTTPS_ONLY = "off";
   process.env.LOG_LEVEL ??= "warn";
   resetEnv();
   getEnv();
-  setDatabaseUrl(databaseUrl);
+  setDatabaseUrl(url);
+  return { url };
+}
+
+export async function webhookDeliveryBench(argv: string[]): Promise<number> {
+  const opts = parseOptions(argv);
+  if (!opts) {
+    console.error(USAGE);
+    return 0;
+  }
+  await webhookBenchDatabase("bench-webhook-delivery-");
 
   const port = await freePort();
   const receiver = spawnNode("receiver", ["bench/baseline-server.mjs"], { env: { ...process.env, PORT: String(port), BENCH_BODY: "{}" } });

@@ -28,7 +28,7 @@ import { parseArgs } from "node:util";
 import { createPublicClient, createTestClient, createWalletClient, http, pad, type Address } from "viem";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb, rawPool } from "@/lib/db/client";
-import { getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
+import { getEnv } from "@/lib/env";
 import { configureEvmBackends } from "@/lib/evm/backends";
 import { DEVNET_CONTRACTS, Emitter } from "@/lib/evm/devnet/contracts";
 import { spawnAnvil } from "@/lib/evm/testing";
@@ -40,12 +40,11 @@ import { startDelivery } from "@/lib/webhooks/delivery/worker";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { createWebhook } from "@/lib/webhooks/service";
 import { cleanup } from "./cleanup";
-import { throwawayDatabase } from "./database";
 import { spawnNode, waitUntilReady } from "./processes";
 import { machineInfo } from "./resources";
 import { wholeNumberOption } from "./options";
 import { codeVersion, fmt, markdownTable, prependResultsSection } from "./results";
-import { bareRate } from "./webhook-delivery";
+import { bareRate, webhookBenchDatabase } from "./webhook-delivery";
 import { measureLogMatching } from "./webhook-matching";
 
 const USAGE = `Usage: npm run bench -- webhooks [options]
@@ -103,14 +102,7 @@ export async function webhooksBench(argv: string[]): Promise<number> {
     return 0;
   }
   const loadBefore = os.loadavg();
-  const { url: databaseUrl } = await throwawayDatabase("bench-webhooks-");
-  process.env.NEXTAUTH_SECRET ??= process.env.APP_SECRET;
-  process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
-  process.env.WEBHOOK_HTTPS_ONLY = "off";
-  process.env.LOG_LEVEL ??= "warn";
-  resetEnv();
-  getEnv();
-  setDatabaseUrl(databaseUrl);
+  const { url: databaseUrl } = await webhookBenchDatabase("bench-webhooks-");
 
   log("starting anvil and the receiver…");
   const anvil = await spawnAnvil({ chainId: CHAIN_ID });
@@ -250,7 +242,7 @@ export async function webhooksBench(argv: string[]): Promise<number> {
     "",
     `Machine: ${machineInfo()}; load average ${loadBefore[0]!.toFixed(1)} at the start, ${loadAfter[0]!.toFixed(1)} at the end (other work shares the 2 cores). Code: ${codeVersion(["lib/webhooks/engine", "lib/webhooks/delivery", "lib/webhooks/outbox.ts", "lib/webhooks/signing.ts"])}.`,
     "",
-    `Run: \`npm run bench -- webhooks ${argv.join(" ")}\`. One anvil as ${SLUG}'s upstream with the devnet Emitter; ${opts.subscriptions.toLocaleString("en-US")} active LOG subscriptions, isInstant true, of which ${opts.matching} match each block's Ping (half on topic0, half also on topics[1] = the sender) and ${others.toLocaleString("en-US")} match nothing (other contracts, other topic0s, one in ten the Emitter's Ping from another sender); a receiver on loopback (bench/webhook-receiver.mjs, node:http, 200); the engine's follower and one delivery worker with the service's defaults (follower poll WEBHOOK_FOLLOWER_POLL_MS, delivery poll 100 ms, 16 in flight per host) in the bench process. Latency: from just before the bench asked anvil to mine the block (evm_mine) to the receiver's arrival. ${(bytes | 0).toLocaleString("en-US")} bytes of JSON per message on average; ${failed} message(s) not SUCCESS.`,
+    `Run: \`npm run bench -- webhooks ${argv.join(" ")}\`. One anvil as ${SLUG}'s upstream with the devnet Emitter; ${opts.subscriptions.toLocaleString("en-US")} active LOG subscriptions, isInstant true, of which ${opts.matching} match each block's Ping (half on topic0, half also on topics[1] = the sender) and ${others.toLocaleString("en-US")} match nothing (other contracts, other topic0s, one in ten the Emitter's Ping from another sender); a receiver on loopback (bench/webhook-receiver.mjs, node:http, 200); the engine's follower and one delivery worker with the service's defaults (a follower poll every ${getEnv().WEBHOOK_FOLLOWER_POLL_MS} ms; delivery woken by the outbox's NOTIFY, else polling every ${getEnv().WEBHOOK_DELIVERY_POLL_MS} ms; ${getEnv().WEBHOOK_DELIVERY_PER_HOST} in flight per receiver host) in the bench process. Latency: from just before the bench asked anvil to mine the block (evm_mine) to the receiver's arrival. ${(bytes | 0).toLocaleString("en-US")} bytes of JSON per message on average; ${failed} message(s) not SUCCESS.`,
     "",
     markdownTable(
       ["phase", "blocks", "deliveries", "p50 (ms)", "p99 (ms)", "deliveries/s"],
