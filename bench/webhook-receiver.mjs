@@ -1,6 +1,7 @@
 // The receiver `npm run bench -- webhooks` delivers to: node:http on loopback, answering 200 to
 // every POST, recording when each one arrived (wall clock, ms with fractions) and the
-// block_number of its first message. GET /arrivals answers them as [[blockNumber, ms], ...].
+// block_number of its first message. GET / answers them as [[blockNumber, ms], ...]; GET /count
+// only how many (what the bench polls while it waits, so that waiting costs neither process much).
 //
 //   PORT=8080 node bench/webhook-receiver.mjs
 import { createServer } from "node:http";
@@ -12,6 +13,10 @@ const arrivals = [];
 const BLOCK = /"block_number":(\d+)/;
 
 createServer((req, res) => {
+  if (req.method === "GET" && req.url === "/count") {
+    res.writeHead(200, { "content-type": "application/json" }).end(String(arrivals.length));
+    return;
+  }
   if (req.method === "GET") {
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(arrivals));
     return;
