@@ -22,7 +22,7 @@
  * (logged; replay covers them).
  */
 import { z } from "zod";
-import { db } from "@/lib/db/client";
+import { db, rawPool } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networkBySlug, type Network } from "@/lib/networks";
@@ -103,15 +103,24 @@ export function followerCursor(network: string, stream: StreamName): WorkerCurso
 
 /** Subscriptions seen for the first time (or with a new condition) start at the chain head. */
 async function assignStartBlocks(network: string, head: bigint): Promise<void> {
-  // Raw SQL: updated_at is the user's last change, not the engine's.
-  await db().$executeRaw`UPDATE webhook_subscriptions SET start_block = ${head} WHERE network = ${network} AND start_block IS NULL AND is_active`;
+  // Raw SQL: updated_at is the user's last change, not the engine's. Through node-postgres, as it
+  // runs at every poll: Prisma's per-call work is the larger cost of a statement that changes nothing.
+  await rawPool().query({
+    name: "webhook-assign-start-blocks",
+    text: "UPDATE webhook_subscriptions SET start_block = $1 WHERE network = $2 AND start_block IS NULL AND is_active",
+    values: [head.toString(), network],
+  });
 }
 
 /** Changes whenever the set of active subscriptions (or one of them) does. */
 async function subscriptionSignature(network: string): Promise<string> {
-  const [row] = await db().$queryRaw<{ n: number; updated: string | null; ids: string | null }[]>`
-    SELECT count(*)::int AS n, max(updated_at)::text AS updated, sum(hashtext(id || ':' || start_block::text))::text AS ids
-    FROM webhook_subscriptions WHERE network = ${network} AND is_active AND start_block IS NOT NULL`;
+  const { rows } = await rawPool().query<{ n: number; updated: string | null; ids: string | null }>({
+    name: "webhook-subscription-signature",
+    text: `SELECT count(*)::int AS n, max(updated_at)::text AS updated, sum(hashtext(id || ':' || start_block::text))::text AS ids
+           FROM webhook_subscriptions WHERE network = $1 AND is_active AND start_block IS NOT NULL`,
+    values: [network],
+  });
+  const row = rows[0];
   return `${row?.n}/${row?.updated}/${row?.ids}`;
 }
 
