@@ -8,6 +8,8 @@ import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { databaseUrl, getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
+import { storedRange } from "@/lib/consensus/store";
+import { networks, type Network } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
@@ -106,5 +108,22 @@ export async function withDeadDatabase<T>(during: (attempts: () => number) => Pr
     await disconnectDb();
     setDatabaseUrl(real);
     await new Promise<void>((resolve) => dead.close(() => resolve()));
+  }
+}
+
+/**
+ * Adds networks to this process's catalog: private copies of catalog networks (their own slug) that
+ * a suite points at its own node or devnet, so suites sharing the database never meet.
+ */
+export function addTestNetworks(...extra: Network[]): void {
+  (globalThis as { __blockgateCatalog?: readonly Network[] }).__blockgateCatalog = [...networks(), ...extra];
+}
+
+/** Waits until the consensus index of `slug` holds `height`; fails after `timeoutMs` with `what` (and `detail()`). */
+export async function waitForStoredHeight(slug: string, height: bigint, what: string, opts: { timeoutMs?: number; detail?: () => string } = {}): Promise<void> {
+  const until = Date.now() + (opts.timeoutMs ?? 60_000);
+  while (((await storedRange(slug))?.latest ?? -1n) < height) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${opts.detail ? `\n${opts.detail()}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { networkBySlug, networks, type Network } from "@/lib/networks";
-import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { networkBySlug, type Network } from "@/lib/networks";
+import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import {
   checkLightBlock,
   commitHash,
@@ -19,7 +19,6 @@ import {
 } from "@/lib/testing/light-client";
 import { captureLogs } from "@/lib/testing/logs";
 import { generateBlocks } from "../devnet/producer";
-import { storedRange } from "../store";
 import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "../upstream/follower";
 import { CometStandIn } from "../upstream/stand-in";
 
@@ -45,16 +44,12 @@ beforeAll(async () => {
   node = await CometStandIn.start({ chainId: "bbn-1", blocks: NODE_BLOCKS });
   const mainnet = networkBySlug("babylon-mainnet")!;
   upstream = { ...mainnet, slug: `light-upstream-${randomBytes(3).toString("hex")}`, source: { kind: "upstream", urls: [node.url] }, activeChainId: mainnet.chainId };
-  (globalThis as { __blockgateCatalog?: readonly Network[] }).__blockgateCatalog = [...networks(), devnet, upstream];
+  addTestNetworks(devnet, upstream);
   gw = await startTestGateway();
   ({ apiKey: key } = await createTestProject("Light client", "ENTERPRISE"));
   await generateBlocks(devnet, DEVNET_BLOCKS, 2);
   follower = startUpstreamFollower(upstream, { databaseUrl: process.env.DATABASE_URL!, logger, startHeight: 1n });
-  const until = Date.now() + 60_000;
-  while ((await storedRange(upstream.slug))?.latest !== BigInt(NODE_BLOCKS)) {
-    if (Date.now() > until) throw new Error("the follower did not catch up with the stand-in");
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForStoredHeight(upstream.slug, BigInt(NODE_BLOCKS), "the follower to catch up with the stand-in");
 }, 120_000);
 
 afterAll(async () => {

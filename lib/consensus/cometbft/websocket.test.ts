@@ -3,8 +3,8 @@ import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { db } from "@/lib/db/client";
-import { networkBySlug, networks, type Network } from "@/lib/networks";
-import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { networkBySlug, type Network } from "@/lib/networks";
+import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
 import { nativeBlock, nativeBlockResults, storedRange } from "../store";
 import { deleteNetworkIndex } from "../upstream/follower";
@@ -77,8 +77,7 @@ function refusedUpgrade(url: string, headers: Record<string, string> = {}): Prom
 
 beforeAll(async () => {
   gw = await startTestGateway();
-  const g = globalThis as { __blockgateCatalog?: readonly Network[] };
-  g.__blockgateCatalog = [...networks(), live, bulk];
+  addTestNetworks(live, bulk);
   ({ apiKey: key } = await createTestProject("CometBFT WebSocket", "ENTERPRISE"));
   producer = startDevnetProducer(live, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 150 });
 }, 120_000);
@@ -197,7 +196,7 @@ describe("the events in CometBFT's JSON", () => {
       const afterAll = c.messages.length;
       expect((await c.call("s", "status")).result).toMatchObject({ node_info: { network: "bbn-devnet-2" } });
       const at = (await storedRange(live.slug))!.latest;
-      while ((await storedRange(live.slug))!.latest < at + 2n) await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitForStoredHeight(live.slug, at + 2n, "two more devnet blocks");
       expect(c.messages.slice(afterAll).filter((m) => m.id === "b" || m.id === "t")).toEqual([]);
     } finally {
       c.ws.close();

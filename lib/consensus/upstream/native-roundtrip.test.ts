@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { networkBySlug, networks, type Network } from "@/lib/networks";
-import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { networkBySlug, type Network } from "@/lib/networks";
+import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import { txHash, utf8 } from "../crypto";
-import { storedRange } from "../store";
 import { realBlock, realResults, txs } from "./fixtures";
 import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "./follower";
 import { CometStandIn } from "./stand-in";
@@ -40,15 +39,11 @@ beforeAll(async () => {
   node.appendRecorded(block102, results102);
   const mainnet = networkBySlug("babylon-mainnet")!;
   net = { ...mainnet, slug: `roundtrip-${randomBytes(3).toString("hex")}`, source: { kind: "upstream", urls: [node.url] }, activeChainId: mainnet.chainId };
-  (globalThis as { __blockgateCatalog?: readonly Network[] }).__blockgateCatalog = [...networks(), net];
+  addTestNetworks(net);
   gw = await startTestGateway();
   ({ apiKey: key } = await createTestProject("Round trip", "ENTERPRISE"));
   follower = startUpstreamFollower(net, { databaseUrl: process.env.DATABASE_URL!, logger, startHeight: 101n });
-  const until = Date.now() + 60_000;
-  while ((await storedRange(net.slug))?.latest !== 102n) {
-    if (Date.now() > until) throw new Error(`the follower did not ingest the recorded blocks\n${logs.join("\n")}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForStoredHeight(net.slug, 102n, "the follower to ingest the recorded blocks", { detail: () => logs.join("\n") });
 }, 120_000);
 
 afterAll(async () => {
