@@ -6,7 +6,8 @@
  *   (p) bare proxy: bench/node-proxy.mjs with node:http's http.request and a keep-alive agent;
  *   (u) bare proxy: bench/node-proxy.mjs with an undici Pool;
  *   (g) gateway: the real server (bin/start.mjs --api-only, production, ENTERPRISE key) with
- *       UPSTREAM_ETHEREUM_MAINNET=<anvil>, POST /node/ethereum-mainnet.
+ *       UPSTREAM_ETHEREUM_MAINNET=<anvil>, POST /node/ethereum-mainnet; it batches the single calls of
+ *       one event-loop turn upstream (UPSTREAM_BATCH_MAX), which a bare proxy does not.
  * Methods: eth_blockNumber (the gateway answers it from its head cache, 250 ms for an upstream
  * network, so most gateway requests do not reach anvil) and eth_getBlockByNumber("latest", false)
  * (forwarded every time). Each at c=1 and c=32: warm-up (discarded) then a measured autocannon run,
@@ -41,7 +42,8 @@ const USAGE = `Usage: npm run bench -- node [options]
   --rounds N        measured runs per row, paths taken in turn (default 1)
   --paths L         comma-separated paths among d,p,u,g (default all)
   --methods L       comma-separated methods among blockNumber,getBlockByNumber (default both)
-  --cpu-prof        run the gateway under node --cpu-prof and print where its CPU time went under load
+  --cpu-prof        run the gateway and the undici proxy under node --cpu-prof and print where their
+                    CPU time went under load (bench/RESULTS.md is not written: profiling slows both)
   --dry-run         print the results without writing bench/RESULTS.md
   --verbose         echo the servers' output`;
 
@@ -163,9 +165,13 @@ export async function nodeBench(argv: string[]): Promise<number> {
   log(`anvil on ${anvilUrl}`);
 
   // 2. Bare proxies, one per HTTP client.
+  const work = await tempDir("blockgate-bench-node-");
+  const cpuProf = values["cpu-prof"] ?? false;
+  const profileDirs = { g: path.join(work, "profile-gateway"), u: path.join(work, "profile-proxy") };
+  const profileArgs = (dir: string) => (cpuProf ? ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] : []);
   const startProxy = async (client: "http" | "undici") => {
     const port = await freePort();
-    const service = spawnNode(`bare proxy (${client})`, ["bench/node-proxy.mjs"], {
+    const service = spawnNode(`bare proxy (${client})`, [...(client === "undici" ? profileArgs(profileDirs.u) : []), "bench/node-proxy.mjs"], {
       cwd: root,
       echo: verbose,
       env: { PATH: process.env.PATH, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), UPSTREAM_URL: anvilUrl, CLIENT: client },
@@ -178,7 +184,6 @@ export async function nodeBench(argv: string[]): Promise<number> {
   const undiciProxy = await startProxy("undici");
 
   // 3. Gateway: throwaway PostgreSQL, ENTERPRISE project, server forwarding ethereum-mainnet to anvil.
-  const work = await tempDir("blockgate-bench-node-");
   const pg = await throwawayDatabase("blockgate-bench-node-");
   const { appSecret } = pg;
   const undoDb = cleanup.add("disconnect from PostgreSQL", () => disconnectDb());
@@ -188,9 +193,7 @@ export async function nodeBench(argv: string[]): Promise<number> {
   await disconnectDb();
   undoDb();
   const apiPort = await freePort();
-  const profileDir = path.join(work, "profile");
-  const cpuProf = values["cpu-prof"] ?? false;
-  const api = spawnNode("gateway", [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", profileDir, "--cpu-prof-interval", "250"] : []), "bin/start.mjs", "--api-only"], {
+  const api = spawnNode("gateway", [...profileArgs(profileDirs.g), "bin/start.mjs", "--api-only"], {
     cwd: root,
     echo: verbose,
     env: {
@@ -231,8 +234,8 @@ export async function nodeBench(argv: string[]): Promise<number> {
   const proxyPids = [workerPid(proxy.service.pid), workerPid(undiciProxy.service.pid)];
   const memBefore = memoryOf(gwPid);
   const rows: Row[] = [];
-  /** When the gateway was under measured load, and how many requests it answered then (for the profile). */
-  const gatewayLoad: Array<{ window: [number, number]; requests: number }> = [];
+  /** When the gateway and the undici proxy were under measured load, and how many requests they answered then (for the profiles). */
+  const profiledLoad: Record<"g" | "u", Array<{ window: [number, number]; requests: number }>> = { g: [], u: [] };
   for (const method of measuredMethods) {
     for (const c of connections) {
       const group = paths.map((p) => ({ method, path: p, connections: c, runs: [] as Run[] }));
@@ -245,7 +248,7 @@ export async function nodeBench(argv: string[]): Promise<number> {
           const stopCpu = startCpuAccounting({ anvil: () => (anvil.pid ? [anvil.pid] : []), proxy: () => proxyPids, gateway: () => [...new Set([api.pid, gwPid])], bench: () => [process.pid] });
           const from = monotonicUs();
           const r = await load(durationSec);
-          if (p === "g") gatewayLoad.push({ window: [from, monotonicUs()], requests: r.requests });
+          if (p === "g" || p === "u") profiledLoad[p].push({ window: [from, monotonicUs()], requests: r.requests });
           const cpu = stopCpu();
           row.runs.push({ r, cores: cpu ? { ...cpu.groups, others: cpu.otherCores } : undefined });
           log(
@@ -261,9 +264,9 @@ export async function nodeBench(argv: string[]): Promise<number> {
   const died = [api, proxy.service, undiciProxy.service].filter((s) => s.exited()).map((s) => s.name);
   if (anvilExited) died.push("anvil");
   await api.stop();
-  if (cpuProf) printGatewayProfile(profileDir, gatewayLoad, root);
   await proxy.service.stop();
   await undiciProxy.service.stop();
+  if (cpuProf) for (const p of ["u", "g"] as const) if (paths.includes(p)) printProfile(p, profileDirs[p], profiledLoad[p], root);
 
   const rps = (row: Row) => row.runs.map((x) => x.r.rps);
   const p50s = (row: Row) => row.runs.map((x) => x.r.latency.p50);
@@ -323,7 +326,7 @@ export async function nodeBench(argv: string[]): Promise<number> {
       `all on this machine (anvil, proxy, gateway, PostgreSQL and the load generator share its cores). ` +
       `Paths to one anvil (\`--chain-id 1 --block-time 2\`): (d) straight to anvil; (p) and (u) bench/node-proxy.mjs, a bare node:http server forwarding with http.request and a keep-alive agent (p) or with an undici Pool (u); ` +
       `(g) the gateway (bin/start.mjs --api-only, production, ENTERPRISE key, \`UPSTREAM_ETHEREUM_MAINNET\` = anvil). ` +
-      `**eth_blockNumber is answered by the gateway from its head cache** (250 ms for an upstream network; lib/evm/node-endpoint.ts), so (g) mostly does not reach anvil for it while (p) always does: that row compares a cache with a proxy. eth_getBlockByNumber("latest", false) is forwarded every time.`,
+      `**eth_blockNumber is answered by the gateway from its head cache** (250 ms for an upstream network; lib/evm/node-endpoint.ts), so (g) mostly does not reach anvil for it while (p) always does: that row compares a cache with a proxy. eth_getBlockByNumber("latest", false) is forwarded every time: the proxies send each request to anvil alone, the gateway sends the single calls that reach it in one turn of its event loop as one JSON-RPC batch (\`UPSTREAM_BATCH_MAX\`, default 50; lib/evm/upstream.ts) and passes anvil's answers on without parsing them.`,
     "",
     table,
     "",
@@ -332,30 +335,32 @@ export async function nodeBench(argv: string[]): Promise<number> {
     `Gateway RSS: ${fmt.mib(memBefore?.rssMiB)} before the load, ${fmt.mib(memAfter?.rssMiB)} after (peak ${fmt.mib(memAfter?.hwmMiB)}).` + (died.length ? ` Exited during the run: ${died.join(", ")}.` : ""),
   ].join("\n");
   console.log(section);
-  if (!values["dry-run"]) {
+  if (cpuProf) console.log("\n(profiled run: bench/RESULTS.md not written)");
+  else if (!values["dry-run"]) {
     await prependResultsSection(section);
     log("written to bench/RESULTS.md");
   }
   return died.length ? 1 : allPass ? 0 : 2;
 }
 
-/** Where the gateway's main thread spent its CPU time while under measured load, per request. */
-function printGatewayProfile(dir: string, load: Array<{ window: [number, number]; requests: number }>, root: string): void {
+/** Where the main thread of the gateway or the undici proxy spent its CPU time while under measured load, per request. */
+function printProfile(p: "g" | "u", dir: string, load: Array<{ window: [number, number]; requests: number }>, root: string): void {
   const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith(".cpuprofile")) : undefined;
   if (!file) {
     console.error(`No CPU profile was written in ${dir}.`);
     return;
   }
   // Kept after the run (the temp dir goes): open it in Chrome DevTools or speedscope.
-  const kept = path.join(os.tmpdir(), `blockgate-bench-node-gateway-${Date.now()}.cpuprofile`);
+  const kept = path.join(os.tmpdir(), `blockgate-bench-node-${p === "g" ? "gateway" : "proxy"}-${Date.now()}.cpuprofile`);
   copyFileSync(path.join(dir, file), kept);
   const summary = summarizeCpuProfile(kept, root, load.map((l) => l.window));
   const requests = load.reduce((a, l) => a + l.requests, 0);
   const us = (ms: number) => (requests > 0 ? ((ms * 1000) / requests).toFixed(1) : "n/a");
-  console.log(`CPU profile of the gateway: ${kept}; main thread ${us(summary.totalMs - summary.idleMs)} µs per request under load (sampled every 250 µs; profiling adds overhead).`);
+  console.log(`\nCPU profile of ${LABEL[p]}: ${kept}; main thread ${us(summary.totalMs - summary.idleMs)} µs per request under load (sampled every 250 µs; profiling adds overhead).`);
   console.log(markdownTable(["origin", "self µs/req"], summary.origins.slice(0, 12).map((o) => [o.origin, us(o.selfMs)])));
   console.log(markdownTable(["function", "self µs/req", "total µs/req"], summary.functions.slice(0, 25).map((f) => [f.name, us(f.selfMs), us(f.totalMs)])));
-  console.log(
+  if (p === "g")
+    console.log(
     markdownTable(
       ["project function", "total µs/req", "self µs/req"],
       summary.functions

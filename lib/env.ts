@@ -127,6 +127,11 @@ const schema = z.object({
   WEBHOOK_DELIVERY_POLL_MS: integer(10, 60_000, 100),
   /** How often a webhook follower at the chain's head asks the node for a new block. */
   WEBHOOK_FOLLOWER_POLL_MS: integer(50, 60_000, 100),
+  /**
+   * Most single EVM node calls sent upstream together as one JSON-RPC batch when they arrive in the
+   * same turn of the event loop (1: every call alone, for a provider that refuses or bills batches).
+   */
+  UPSTREAM_BATCH_MAX: integer(1, 1000, 50),
   /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,

@@ -139,7 +139,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
               onStarted: startTraffic(log.child({ component: "evm-devnet" })),
             })
           : undefined;
-      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000 });
+      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, batchMax: env.UPSTREAM_BATCH_MAX });
       if (supervisor) stops.push(() => supervisor.stopAll());
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);

@@ -80,7 +80,7 @@ async function balance(): Promise<{ status: number; body: { result?: string; err
 
 beforeAll(async () => {
   gw = await startTestGateway();
-  configureEvmBackends({ blockTimeMs: 1000 });
+  configureEvmBackends({ blockTimeMs: 1000, batchMax: 50 });
   ({ apiKey: key } = await createTestProject("Upstream faults", "ENTERPRISE"));
   healthy = await spawnAnvil({ chainId: CHAIN_ID });
   const set = await fetch(healthy.url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [marker, "0x7"] }) });

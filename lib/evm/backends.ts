@@ -12,6 +12,8 @@ interface Backends {
   /** By network slug; `urls` tells when the catalog pointed the network elsewhere. */
   pools: Map<string, { urls: string; upstream: EvmUpstream }>;
   blockTimeMs: number;
+  /** Most single calls sent to a node together (EvmUpstream's batchMax). */
+  batchMax: number;
   /** Parent of the pools' loggers (tests read what the pools say). */
   logger?: Logger;
 }
@@ -19,7 +21,7 @@ interface Backends {
 const g = globalThis as unknown as { __blockgateEvmBackends?: Backends };
 
 function backends(): Backends {
-  g.__blockgateEvmBackends ??= { pools: new Map(), blockTimeMs: 2000 };
+  g.__blockgateEvmBackends ??= { pools: new Map(), blockTimeMs: 2000, batchMax: 1 };
   return g.__blockgateEvmBackends;
 }
 
@@ -28,10 +30,11 @@ function dropPools(b: Backends): void {
   b.pools.clear();
 }
 
-export function configureEvmBackends(opts: { supervisor?: AnvilSupervisor; blockTimeMs: number; logger?: Logger }): void {
+export function configureEvmBackends(opts: { supervisor?: AnvilSupervisor; blockTimeMs: number; batchMax?: number; logger?: Logger }): void {
   const b = backends();
   b.supervisor = opts.supervisor;
   b.blockTimeMs = opts.blockTimeMs;
+  b.batchMax = opts.batchMax ?? 1;
   b.logger = opts.logger;
   dropPools(b);
 }
@@ -56,6 +59,7 @@ export async function poolFor(network: Network): Promise<EvmUpstream> {
     network: network.slug,
     chainId: network.source.kind === "upstream" ? network.activeChainId : undefined,
     logger: b.logger,
+    batchMax: b.batchMax,
   });
   b.pools.set(network.slug, { urls: key, upstream });
   return upstream;

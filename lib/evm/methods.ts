@@ -15,8 +15,13 @@ export interface MethodInfo {
   cache: "never" | "head";
   /** Answered from the network catalog, never sent to a node. */
   local?: "chainId" | "netVersion" | "accounts";
-  /** Sends a transaction: never retried on another node once it may have reached one. */
+  /** Sends a transaction: never retried on another node once it may have reached one (and always sent alone). */
   write?: boolean;
+  /**
+   * Can take long on the node (log queries, receipts of a whole block, gas estimates, traces):
+   * never sent in one batch with other callers' calls, whose answers would wait for it.
+   */
+  alone?: boolean;
   /** Plans allowed to call it (all when absent). */
   plans?: readonly Plan[];
 }
@@ -49,8 +54,8 @@ export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
   eth_getTransactionCount: { cu: 20, cache: "never" },
   eth_getProof: { cu: 21, cache: "never" },
   eth_call: { cu: 26, cache: "never" },
-  eth_estimateGas: { cu: 87, cache: "never" },
-  eth_createAccessList: { cu: 50, cache: "never" },
+  eth_estimateGas: { cu: 87, cache: "never", alone: true },
+  eth_createAccessList: { cu: 50, cache: "never", alone: true },
   // Blocks and transactions.
   eth_getBlockByNumber: { cu: 16, cache: "never" },
   eth_getBlockByHash: { cu: 16, cache: "never" },
@@ -64,22 +69,22 @@ export const EVM_METHODS: Readonly<Record<string, MethodInfo>> = {
   eth_getTransactionByBlockNumberAndIndex: { cu: 15, cache: "never" },
   eth_getTransactionByBlockHashAndIndex: { cu: 15, cache: "never" },
   eth_getTransactionReceipt: { cu: 15, cache: "never" },
-  eth_getBlockReceipts: { cu: 500, cache: "never" },
+  eth_getBlockReceipts: { cu: 500, cache: "never", alone: true },
   // Logs and filters.
-  eth_getLogs: { cu: 75, cache: "never" },
+  eth_getLogs: { cu: 75, cache: "never", alone: true },
   eth_newFilter: { cu: 20, cache: "never" },
   eth_newBlockFilter: { cu: 20, cache: "never" },
   eth_newPendingTransactionFilter: { cu: 20, cache: "never" },
   eth_getFilterChanges: { cu: 20, cache: "never" },
-  eth_getFilterLogs: { cu: 75, cache: "never" },
+  eth_getFilterLogs: { cu: 75, cache: "never", alone: true },
   eth_uninstallFilter: { cu: 10, cache: "never" },
   // Writes.
   eth_sendRawTransaction: { cu: 250, cache: "never", write: true },
   // Traces, on plans that include them.
-  debug_traceTransaction: { cu: 309, cache: "never", plans: TRACE_PLANS },
-  debug_traceCall: { cu: 309, cache: "never", plans: TRACE_PLANS },
-  debug_traceBlockByNumber: { cu: 497, cache: "never", plans: TRACE_PLANS },
-  debug_traceBlockByHash: { cu: 497, cache: "never", plans: TRACE_PLANS },
+  debug_traceTransaction: { cu: 309, cache: "never", plans: TRACE_PLANS, alone: true },
+  debug_traceCall: { cu: 309, cache: "never", plans: TRACE_PLANS, alone: true },
+  debug_traceBlockByNumber: { cu: 497, cache: "never", plans: TRACE_PLANS, alone: true },
+  debug_traceBlockByHash: { cu: 497, cache: "never", plans: TRACE_PLANS, alone: true },
 };
 
 /** Families of node-admin and devnet-control methods that are never served. */

@@ -1,11 +1,10 @@
 import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gateway/types";
 import { chargeItem, failure, parseBody, refuseBody, type Answer, type Body, type Dialect } from "@/lib/jsonrpc/envelope";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
-import { idStart, numberEnd } from "@/lib/jsonrpc/scan";
 import { INTERNAL_ERROR, InvalidRequest, METHOD_NOT_FOUND, RpcError, type ErrorObject, type Id } from "@/lib/jsonrpc/errors";
 import { headCacheMs, NoBackend, poolFor } from "./backends";
 import { EVM_METHODS, refusal, type MethodInfo } from "./methods";
-import { UpstreamUnavailable } from "./upstream";
+import { UpstreamUnavailable, type NodeAnswer } from "./upstream";
 
 /** Errors as Ethereum nodes write them: `{ code, message }`, data only when there is some. */
 const EVM: Dialect = { messageAsData: false, rawResults: false };
@@ -65,8 +64,8 @@ function prepare(ctx: GatewayContext, body: Body, slot: number): Answer | Job {
 }
 
 /**
- * Sends the jobs to the network's node in one request (a batch when several) and writes their
- * answers into `answers`, by slot.
+ * Sends the jobs to the network's node and writes their answers into `answers`, by slot: a single
+ * read goes with the other single reads of the moment (EvmUpstream.call), a batch or a write alone.
  */
 async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Promise<void> {
   const fail = (message: string) => {
@@ -75,25 +74,33 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
       answers[j.slot] = internalFailure(j.id, message);
     }
   };
-  // Our own ids upstream (the caller's may repeat or be null); the caller's are restored below.
-  const payload = jobs.map((j, i) => ({ jsonrpc: "2.0", id: i, method: j.method, params: j.params }));
-  let reply: { answer: unknown; text: string };
+  let byId: Array<NodeAnswer | undefined>;
   try {
     const pool = await poolFor(ctx.network);
-    reply = await pool.exchange(JSON.stringify(payload.length === 1 ? payload[0] : payload), { retryable: jobs.every((j) => !j.info.write) });
+    const job = jobs[0]!;
+    if (jobs.length === 1 && !job.info.write && !job.info.alone) {
+      byId = [await pool.call(job.method, job.params)];
+    } else {
+      // Our own ids upstream (the caller's may repeat or be null); the caller's are restored below.
+      const reply = await pool.exchange(jobs, { retryable: jobs.every((j) => !j.info.write) });
+      // A node that cannot parse a batch answers one error object without an id: no call is answered.
+      byId = "byId" in reply ? reply.byId : [];
+    }
   } catch (e) {
     if (e instanceof UpstreamUnavailable) return fail(`Internal error: upstream unreachable for ${ctx.network.slug}: ${e.message}`);
     if (e instanceof NoBackend) return fail(`Internal error: ${e.message}`);
     return fail(`Internal error: the devnet for ${ctx.network.slug} could not be started: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const items = Array.isArray(reply.answer) ? reply.answer : [reply.answer];
-  const byId = new Map<number, Record<string, unknown>>();
-  for (const item of items) {
-    if (typeof item === "object" && item !== null && typeof (item as { id?: unknown }).id === "number") byId.set((item as { id: number }).id, item as Record<string, unknown>);
-  }
   jobs.forEach((job, i) => {
-    // A node that cannot parse a batch answers one error object without an id.
-    const answer = byId.get(i) ?? (items.length === 1 && jobs.length === 1 ? (items[0] as Record<string, unknown>) : undefined);
+    const node = byId[i];
+    const headCached = job.info.cache === "head" && Array.isArray(job.params) && job.params.length === 0;
+    if (node?.plain && !headCached) {
+      // The node's bytes with the caller's id: a large result is neither parsed nor serialised again.
+      ctx.meter(job.method, job.info.cu, false);
+      answers[job.slot] = new RawJson(node.withId(job.id instanceof RawJson ? job.id.text : JSON.stringify(job.id)));
+      return;
+    }
+    const answer = node?.value();
     if (!answer || (!("result" in answer) && !("error" in answer))) {
       ctx.meter(job.method, 0, true);
       answers[job.slot] = internalFailure(job.id, "Internal error: the node returned no answer for this request");
@@ -105,27 +112,9 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
       return;
     }
     ctx.meter(job.method, job.info.cu, false);
-    if (job.info.cache === "head" && Array.isArray(job.params) && job.params.length === 0) {
-      headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
-    }
-    answers[job.slot] = (jobs.length === 1 && passThrough(reply.text, answer, job.id)) || { jsonrpc: "2.0", id: job.id, result: answer.result };
+    if (headCached) headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
+    answers[job.slot] = { jsonrpc: "2.0", id: job.id, result: answer.result };
   });
-}
-
-/**
- * A single answer as the node wrote it, with the caller's id in place of ours: the node's bytes
- * are already valid JSON (they were parsed), so a large result is not serialised a second time.
- * Undefined when the answer is not of the plain shape this needs (`{"jsonrpc":"2.0","id":0,…}`
- * with the id written as `0`, no error member).
- */
-function passThrough(text: string, answer: Record<string, unknown>, id: Id): RawJson | undefined {
-  if (answer.id !== 0 || answer.jsonrpc !== "2.0" || "error" in answer) return undefined;
-  const start = idStart(text);
-  if (start === -1) return undefined;
-  const end = numberEnd(text, start);
-  if (end !== start + 1 || text.charCodeAt(start) !== 0x30) return undefined;
-  const idText = id instanceof RawJson ? id.text : JSON.stringify(id);
-  return new RawJson(text.slice(0, start) + idText + text.slice(end));
 }
 
 async function handle(ctx: GatewayContext): Promise<GatewayResponse> {

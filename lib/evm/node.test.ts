@@ -665,6 +665,44 @@ describe("head cache", () => {
   });
 });
 
+describe("single calls batched upstream", () => {
+  it("answers concurrent callers each with its own id and the node's answer; our ids upstream, log queries and writes alone", async () => {
+    const sepolia = await spawnAnvil({ chainId: 84532 });
+    const proxy = await startRecordingProxy(sepolia.url);
+    try {
+      configureNetworks({ ...BASE_ENV, UPSTREAM_BASE_SEPOLIA: proxy.url });
+      const slug = "base-sepolia";
+      const account = await fundedAccount(sepolia.url);
+      const holder = await fundedAccount(sepolia.url, 12_345n);
+      const raw = await account.signTransaction(transferTx(84532));
+      const calls: Array<[unknown, string, unknown[]]> = [];
+      for (let i = 0; i < 8; i++) {
+        calls.push([i, "eth_getBlockByNumber", ["0x0", i % 2 === 0]]);
+        calls.push([`caller-${i}`, "eth_getBalance", [holder.address, "latest"]]);
+      }
+      calls.push([100, "eth_getLogs", [{ fromBlock: "0x0", toBlock: "latest" }]], [101, "eth_sendRawTransaction", [raw]]);
+      const answers = await Promise.all(calls.map(([id, method, params]) => node(req(id, method, params), { slug })));
+      for (const [i, [id, method, params]] of calls.entries()) {
+        if (method === "eth_sendRawTransaction") continue;
+        const expected = (await rpcDirect(sepolia.url, method, params)) as Answer;
+        expect(answers[i], `${method} ${String(id)}`).toEqual({ jsonrpc: "2.0", id, result: expected.result });
+      }
+      expect(answers.at(-1)).toMatchObject({ id: 101, result: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      const sent = proxy.bodies.map((b) => JSON.parse(b) as { id: unknown; method: string } | Array<{ id: unknown; method: string }>);
+      for (const body of sent) {
+        const items = Array.isArray(body) ? body : [body];
+        expect(items.map((x) => x.id)).toEqual(items.map((_x, i) => i));
+        if (Array.isArray(body)) expect(body.some((x) => x.method === "eth_getLogs" || x.method === "eth_sendRawTransaction")).toBe(false);
+      }
+      expect(proxy.methods.filter((m) => m !== "eth_chainId")).toHaveLength(calls.length);
+    } finally {
+      configureNetworks(BASE_ENV);
+      await proxy.close();
+      await sepolia.stop("SIGKILL");
+    }
+  });
+});
+
 describe("the JSON-RPC envelope: notifications, ids, nesting and the rate limit", () => {
   const note = (method: string, params?: unknown) => ({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
 

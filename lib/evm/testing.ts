@@ -96,7 +96,7 @@ export interface TestDevnets {
  * An AnvilSupervisor (short block time, state in a temporary directory) registered as the node
  * endpoint's backend, starting the traffic generator on each devnet it starts, as the launcher does.
  */
-export async function startTestDevnets(opts: { blockTimeSec?: number; trafficIntervalMs?: number } = {}): Promise<TestDevnets> {
+export async function startTestDevnets(opts: { blockTimeSec?: number; trafficIntervalMs?: number; batchMax?: number } = {}): Promise<TestDevnets> {
   const blockTimeSec = opts.blockTimeSec ?? 1;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-anvil-"));
   const { logger: devnetLogger, messages: logs } = captureLogs();
@@ -117,7 +117,8 @@ export async function startTestDevnets(opts: { blockTimeSec?: number; trafficInt
   });
   const upstreamLogs: UpstreamLogLine[] = [];
   const logger = pino({ base: undefined, timestamp: false, formatters: { level: (label) => ({ level: label }) } }, { write: (line: string) => void upstreamLogs.push(JSON.parse(line) as UpstreamLogLine) });
-  configureEvmBackends({ supervisor, blockTimeMs: blockTimeSec * 1000, logger });
+  // Single calls are batched upstream as the launcher does by default (UPSTREAM_BATCH_MAX).
+  configureEvmBackends({ supervisor, blockTimeMs: blockTimeSec * 1000, batchMax: opts.batchMax ?? 50, logger });
   const network = (slug: string) => {
     const n = networkBySlug(slug);
     if (!n) throw new Error(`no network ${slug}`);
@@ -145,17 +146,25 @@ export interface RecordingProxy {
   url: string;
   /** Methods of every JSON-RPC request that reached the target, in order (batch items each). */
   methods: string[];
+  /** The request bodies, in order. */
+  bodies: string[];
   close(): Promise<void>;
 }
 
-/** A JSON-RPC pass-through to `target` that records what it forwards: to see what the gateway sends a node. */
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+/**
+ * A JSON-RPC pass-through to `target` that records what it forwards: to see what the gateway sends
+ * a node. `rewrite` changes the node's answer on its way back (to play a node that writes its
+ * answers otherwise, or refuses batches).
+ */
+export async function startRecordingProxy(target: string, opts: { rewrite?: (request: string, answer: string) => string } = {}): Promise<RecordingProxy> {
   const methods: string[] = [];
+  const bodies: string[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (c: Buffer) => chunks.push(c));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
+      bodies.push(body);
       try {
         const parsed = JSON.parse(body) as { method?: string } | Array<{ method?: string }>;
         for (const item of Array.isArray(parsed) ? parsed : [parsed]) methods.push(String(item.method));
@@ -163,7 +172,10 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         methods.push("(not JSON)");
       }
       fetch(target, { method: "POST", headers: { "Content-Type": "application/json" }, body })
-        .then(async (r) => response.writeHead(r.status, { "Content-Type": "application/json" }).end(await r.text()))
+        .then(async (r) => {
+          const text = await r.text();
+          response.writeHead(r.status, { "Content-Type": "application/json" }).end(opts.rewrite ? opts.rewrite(body, text) : text);
+        })
         .catch(() => response.destroy());
     });
   });
@@ -171,6 +183,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     methods,
+    bodies,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

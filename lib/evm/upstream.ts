@@ -1,13 +1,17 @@
 /**
  * The nodes of one EVM network: JSON-RPC over POST through an UpstreamPool, each node's chain id
- * checked before its first use.
+ * checked before its first use. Single calls that reach it in the same turn of the event loop go
+ * to the node together, as one JSON-RPC batch (see `call`).
  */
-import type { Logger } from "@/lib/log";
+import { objectItems, objectSpan } from "@/lib/jsonrpc/scan";
+import { componentLogger, type Logger } from "@/lib/log";
 import { NodeFailure, parseJson, UpstreamPool, type PoolOptions, type UpstreamResponse } from "@/lib/upstream/pool";
 
 export { UpstreamUnavailable } from "@/lib/upstream/pool";
 
 export const UPSTREAM_TIMEOUT_MS = 15_000;
+/** After a node refused a batch, single calls go to it one by one for this long. */
+const BATCH_REFUSED_FOR_MS = 10 * 60_000;
 
 const CHAIN_ID_REQUEST = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] });
 const JSON_HEADERS = { "content-type": "application/json", accept: "application/json" };
@@ -19,11 +23,117 @@ const JSON_HEADERS = { "content-type": "application/json", accept: "application/
 function jsonRpcAnswer(response: UpstreamResponse): unknown {
   const parsed = parseJson(response);
   if (Array.isArray(parsed)) return parsed;
-  if (typeof parsed === "object" && parsed !== null) {
-    const { result, error } = parsed as { result?: unknown; error?: unknown };
-    if (result !== undefined || (typeof error === "object" && error !== null)) return parsed;
-  }
+  if (isAnswerObject(parsed)) return parsed;
   throw new NodeFailure(`HTTP ${response.status}, not a JSON-RPC answer`);
+}
+
+function isAnswerObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { result, error } = value as { result?: unknown; error?: unknown };
+  return result !== undefined || (typeof error === "object" && error !== null);
+}
+
+const PLAIN_PREFIX = '{"jsonrpc":"2.0","id":';
+const RESULT_MEMBER = ',"result":';
+
+/**
+ * One JSON-RPC answer of a node, kept as the text the node wrote. Most nodes (geth, anvil, erigon,
+ * reth) write a result as `{"jsonrpc":"2.0","id":<number>,"result":…}`: such an answer is passed
+ * to the caller with the caller's id spliced in, never parsed; any other is parsed when asked.
+ */
+export class NodeAnswer {
+  private parsed: Record<string, unknown> | undefined;
+  /** Where the id's digits end when the answer is a plain result; -1 otherwise. */
+  private readonly idEnd: number;
+  /** The id the node wrote, when it is a plain result. */
+  readonly plainId: number | undefined;
+
+  constructor(readonly text: string, parsed?: Record<string, unknown>) {
+    this.parsed = parsed;
+    this.idEnd = -1;
+    if (parsed === undefined && text.startsWith(PLAIN_PREFIX)) {
+      let i = PLAIN_PREFIX.length;
+      while (i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39) i++;
+      if (i > PLAIN_PREFIX.length && i - PLAIN_PREFIX.length < 16 && text.startsWith(RESULT_MEMBER, i)) {
+        this.idEnd = i;
+        this.plainId = Number(text.slice(PLAIN_PREFIX.length, i));
+      }
+    }
+  }
+
+  /** A result, not an error, written in the plain form: `withId` can pass it on. */
+  get plain(): boolean {
+    return this.idEnd !== -1;
+  }
+
+  /** The plain answer's text with `idText` (JSON) as its id. */
+  withId(idText: string): string {
+    return PLAIN_PREFIX + idText + this.text.slice(this.idEnd);
+  }
+
+  /** The answer as an object (parsed once); undefined when the node's text is not one. */
+  value(): Record<string, unknown> | undefined {
+    if (this.parsed === undefined) {
+      try {
+        const v = JSON.parse(this.text) as unknown;
+        if (typeof v === "object" && v !== null && !Array.isArray(v)) this.parsed = v as Record<string, unknown>;
+      } catch {
+        return undefined;
+      }
+    }
+    return this.parsed;
+  }
+
+  /** The id the node gave this answer, when it is a number. */
+  id(): number | undefined {
+    if (this.plainId !== undefined) return this.plainId;
+    const id = this.value()?.id;
+    return typeof id === "number" ? id : undefined;
+  }
+}
+
+/**
+ * What a node answered to a request carrying our ids 0…n−1: `byId[i]` answers call i (undefined
+ * when the node left it out). `whole`: a batch was answered by one object (a node that does not
+ * take batches, or could not parse this one, answers one error without an id).
+ */
+export type Reply = { byId: Array<NodeAnswer | undefined> } | { whole: NodeAnswer };
+
+function readReply(response: UpstreamResponse, calls: number, batch: boolean): Reply {
+  const text = response.text;
+  if (batch) {
+    const items = objectItems(text);
+    if (items) {
+      const byId: Array<NodeAnswer | undefined> = new Array<NodeAnswer | undefined>(calls).fill(undefined);
+      for (const [start, end] of items) {
+        const answer = new NodeAnswer(text.slice(start, end));
+        const id = answer.id();
+        if (id !== undefined && Number.isInteger(id) && id >= 0 && id < calls) byId[id] = answer;
+      }
+      return { byId };
+    }
+  } else {
+    const span = objectSpan(text);
+    if (span) {
+      const answer = new NodeAnswer(span[0] === 0 && span[1] === text.length ? text : text.slice(span[0], span[1]));
+      if (answer.plain) return { byId: [answer] };
+    }
+  }
+  // Not of the shapes above: parsed, so that what is no JSON-RPC answer at all fails the node.
+  const parsed = jsonRpcAnswer(response);
+  if (Array.isArray(parsed)) {
+    // An array where one object was expected, or items that are not all objects.
+    const byId: Array<NodeAnswer | undefined> = new Array<NodeAnswer | undefined>(calls).fill(undefined);
+    for (const item of parsed) {
+      if (typeof item === "object" && item !== null && typeof (item as { id?: unknown }).id === "number") {
+        const id = (item as { id: number }).id;
+        if (Number.isInteger(id) && id >= 0 && id < calls) byId[id] = new NodeAnswer(JSON.stringify(item), item as Record<string, unknown>);
+      }
+    }
+    return { byId };
+  }
+  const answer = new NodeAnswer(text, parsed as Record<string, unknown>);
+  return batch ? { whole: answer } : { byId: [answer] };
 }
 
 /** A node of another chain would contradict the catalog's chain id in every answer: it is left out. */
@@ -37,11 +147,30 @@ function chainCheck(chainId: number | string): NonNullable<PoolOptions["verify"]
   };
 }
 
+export interface Call {
+  method: string;
+  params: unknown;
+}
+
+interface Waiting extends Call {
+  resolve: (answer: NodeAnswer | undefined) => void;
+  reject: (e: unknown) => void;
+}
+
 export class EvmUpstream {
   private readonly pool: UpstreamPool;
+  private readonly log: Logger;
+  private readonly batchMax: number;
+  private waiting: Waiting[] = [];
+  private batchRefusedUntil = 0;
 
-  /** `chainId`: the chain the nodes must serve (unchecked when omitted, as for the local devnet). */
-  constructor(urls: readonly string[], opts: { network: string; chainId?: number | string; logger?: Logger }) {
+  /**
+   * `chainId`: the chain the nodes must serve (unchecked when omitted, as for the local devnet).
+   * `batchMax`: most single calls sent to a node together in one batch (1: each alone).
+   */
+  constructor(urls: readonly string[], opts: { network: string; chainId?: number | string; logger?: Logger; batchMax?: number }) {
+    this.log = (opts.logger ?? componentLogger("upstream")).child({ network: opts.network });
+    this.batchMax = opts.batchMax ?? 1;
     this.pool = new UpstreamPool(urls, {
       network: opts.network,
       timeoutMs: UPSTREAM_TIMEOUT_MS,
@@ -52,18 +181,67 @@ export class EvmUpstream {
 
   /** POSTs a JSON-RPC body and returns the node's JSON-RPC answer, parsed. A write (`retryable: false`) is sent again only when it never left. */
   async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
-    return (await this.exchange(body, opts)).answer;
+    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: jsonRpcAnswer });
   }
 
-  /** As send, with the answer's text too: a pass-through writes the node's bytes instead of serialising them again. */
-  exchange(body: string, opts: { retryable: boolean }): Promise<{ answer: unknown; text: string }> {
-    return this.pool.call({
-      method: "POST",
-      headers: JSON_HEADERS,
-      body,
-      retryable: opts.retryable,
-      check: (response) => ({ answer: jsonRpcAnswer(response), text: response.text }),
+  /**
+   * Sends `calls` in one request (one object for one call, a batch for several) with our ids
+   * 0…n−1, and returns the node's answers by those ids.
+   */
+  exchange(calls: readonly Call[], opts: { retryable: boolean }): Promise<Reply> {
+    const batch = calls.length > 1;
+    const body = JSON.stringify(batch ? calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params })) : { jsonrpc: "2.0", id: 0, method: calls[0]!.method, params: calls[0]!.params });
+    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: (response) => readReply(response, calls.length, batch) });
+  }
+
+  /**
+   * One read, sent with the other single reads made in the same turn of the event loop as one
+   * batch of at most `batchMax` (a busy gateway then sends one request upstream for many, and
+   * writes and parses less). Its answer, or undefined when the node left it out of the batch.
+   * A node that answers a batch with one object is sent each call alone, and no batch for
+   * BATCH_REFUSED_FOR_MS.
+   */
+  call(method: string, params: unknown): Promise<NodeAnswer | undefined> {
+    if (this.batchMax <= 1 || performance.now() < this.batchRefusedUntil) return this.alone({ method, params });
+    return new Promise((resolve, reject) => {
+      if (this.waiting.push({ method, params, resolve, reject }) === 1) setImmediate(() => this.sendWaiting());
     });
+  }
+
+  private async alone(call: Call): Promise<NodeAnswer | undefined> {
+    const reply = await this.exchange([call], { retryable: true });
+    return "whole" in reply ? reply.whole : reply.byId[0];
+  }
+
+  private sendWaiting(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (let i = 0; i < waiting.length; i += this.batchMax) void this.sendGroup(waiting.slice(i, i + this.batchMax));
+  }
+
+  private async sendGroup(group: Waiting[]): Promise<void> {
+    try {
+      if (group.length === 1) {
+        group[0]!.resolve(await this.alone(group[0]!));
+        return;
+      }
+      const reply = await this.exchange(group, { retryable: true });
+      if ("byId" in reply) {
+        group.forEach((w, i) => w.resolve(reply.byId[i]));
+        return;
+      }
+      if (performance.now() >= this.batchRefusedUntil) {
+        const error = reply.whole.value()?.error as { message?: unknown } | undefined;
+        this.log.warn(
+          { answer: typeof error?.message === "string" ? error.message.slice(0, 200) : undefined },
+          `the node answered a batch of ${group.length} calls with one object: calls go to it one by one for ${BATCH_REFUSED_FOR_MS / 60_000} minutes`,
+        );
+      }
+      this.batchRefusedUntil = performance.now() + BATCH_REFUSED_FOR_MS;
+      await Promise.all(group.map((w) => this.alone(w).then(w.resolve, w.reject)));
+    } catch (e) {
+      for (const w of group) w.reject(e);
+    }
   }
 
   close(): Promise<void> {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { idStart, idStarts, nestedDeeperThan, numberEnd } from "./scan";
+import { containerEnd, idStart, idStarts, nestedDeeperThan, numberEnd, objectItems, objectSpan } from "./scan";
 
 /** The reference: how deep arrays and objects nest in a parsed value. */
 function depth(v: unknown): number {
@@ -53,5 +53,51 @@ describe("idStart and idStarts", () => {
 
   it("take the first of repeated id members", () => {
     expect(at('{"id":1,"id":2}', idStart('{"id":1,"id":2}'))).toBe("1");
+  });
+});
+
+describe("objectItems, objectSpan and containerEnd", () => {
+  const objects = fc.array(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 4 })), { maxLength: 8 });
+
+  it("cut an array of objects into the objects' texts, compact or indented", () => {
+    fc.assert(
+      fc.property(objects, fc.boolean(), (items, indent) => {
+        const text = JSON.stringify(items, null, indent ? 2 : undefined);
+        const spans = objectItems(text);
+        expect(spans).toBeDefined();
+        expect(spans!.map(([a, b]) => JSON.parse(text.slice(a, b)) as unknown)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("find one object, with whitespace around it", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 4 })), (value) => {
+        const text = ` \n${JSON.stringify(value)}\n`;
+        const span = objectSpan(text);
+        expect(span).toBeDefined();
+        expect(JSON.parse(text.slice(span![0], span![1]))).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("ignore brackets in strings, escaped quotes and backslashes included", () => {
+    const items = [{ a: '"]}', b: "\\" }, { c: ["\\\"[", "{"] }];
+    const text = JSON.stringify(items);
+    expect(objectItems(text)!.map(([a, b]) => text.slice(a, b))).toEqual(items.map((i) => JSON.stringify(i)));
+    expect(containerEnd(text, 0)).toBe(text.length);
+  });
+
+  it("refuse what does not close, is not an array of objects, or goes on after the end", () => {
+    for (const text of ['[{"a":1}', '[{"a":"1}]', "[1,2]", '[{"a":1},]', '[{"a":1}] x', '{"a":1}', "", "[", '[{"a":1}{"b":2}]', "null"]) {
+      expect(objectItems(text), text).toBeUndefined();
+    }
+    expect(objectItems(" [ ] ")).toEqual([]);
+    for (const text of ['{"a":1', '{"a":1}}', '{"a":1} {"b":2}', '[{"a":1}]', '"x"', '{"a":"}']) {
+      expect(objectSpan(text), text).toBeUndefined();
+    }
+    expect(containerEnd('{"a":[1,2}', 0)).toBe(-1);
   });
 });

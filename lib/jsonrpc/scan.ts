@@ -128,3 +128,66 @@ export function numberEnd(text: string, start: number): number {
   while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
   return end;
 }
+
+/**
+ * The end (exclusive) of the JSON array or object that opens at `open`: brackets matched outside
+ * strings, strings closed. -1 when it does not close. Literals between the brackets are not
+ * checked: this is for text a node wrote, to cut it into items without building them.
+ */
+export function containerEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = stringEnd(text, i);
+      if (i === -1) return -1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      depth++;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/**
+ * The [start, end) spans of the objects in the top-level array `text` (whitespace allowed around
+ * and between them), or undefined when `text` is not an array of objects that closes where the
+ * text ends (see containerEnd for what is checked).
+ */
+export function objectItems(text: string): Array<[number, number]> | undefined {
+  let i = 0;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== OPEN_ARRAY) return undefined;
+  const items: Array<[number, number]> = [];
+  i++;
+  for (;;) {
+    while (isSpace(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) === CLOSE_ARRAY && items.length === 0) break;
+    if (text.charCodeAt(i) !== OPEN_OBJECT) return undefined;
+    const end = containerEnd(text, i);
+    if (end === -1) return undefined;
+    items.push([i, end]);
+    i = end;
+    while (isSpace(text.charCodeAt(i))) i++;
+    const c = text.charCodeAt(i);
+    if (c === CLOSE_ARRAY) break;
+    if (c !== COMMA) return undefined;
+    i++;
+  }
+  i++;
+  while (isSpace(text.charCodeAt(i))) i++;
+  return i === text.length ? items : undefined;
+}
+
+/** The [start, end) span of the single object `text` holds (whitespace around allowed), or undefined. */
+export function objectSpan(text: string): [number, number] | undefined {
+  let i = 0;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== OPEN_OBJECT) return undefined;
+  const end = containerEnd(text, i);
+  if (end === -1) return undefined;
+  let j = end;
+  while (isSpace(text.charCodeAt(j))) j++;
+  return j === text.length ? [i, end] : undefined;
+}
