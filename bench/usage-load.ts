@@ -385,7 +385,8 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
   const cpuOn = median(cpuUs.on);
   const cpuOff = median(cpuUs.off);
   if (Number.isFinite(cpuOn) && Number.isFinite(cpuOff)) informative.push({ target: `server CPU per request, on − off, throughput rounds (c=${opts.connections}, as fast as answered)`, measured: `${(cpuOn - cpuOff).toFixed(0)} µs (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)})` });
-  for (const c of sameLoadCpu) informative.push({ target: `server CPU per request, on − off, both at ${fmt.rps(c.offered)} req/s offered`, measured: `${(c.on - c.off).toFixed(1)} µs (${c.on.toFixed(1)} vs ${c.off.toFixed(1)})` });
+  // At low rates the servers' timers (flushes, caches) dominate CPU per request: only the highest rate compares accounting.
+  for (const c of sameLoadCpu.slice(-1)) informative.push({ target: `server CPU per request, on − off, both at ${fmt.rps(c.offered)} req/s offered`, measured: `${(c.on - c.off).toFixed(1)} µs (${c.on.toFixed(1)} vs ${c.off.toFixed(1)})` });
   const verdictTable = markdownTable(
     ["target", "measured", "verdict"],
     [...verdicts.map((v) => [v.target, v.measured, v.pass ? "PASS" : "MISS"]), ...informative.map((i) => [i.target, i.measured, "—"])],
