@@ -14,11 +14,13 @@ interface Usage {
   /** No refresh is attempted before this time (set after a failure). */
   retryAt: number;
   refreshing?: Promise<void>;
+  /** The last X-RateLimit-* headers made, for the CU used and the seconds to the reset they say (shared by the responses until either changes). */
+  headers?: { used: number; reset: number; values: Readonly<Record<string, string>> };
 }
 
 const REFRESH_MS = 30_000;
 
-const secondsUntilReset = (limits: PlanLimits, now: number) => Math.max(1, Math.ceil((periodEnd(limits.period, now) - now) / 1000));
+const secondsUntilReset = (limits: PlanLimits, now: number) => Math.max(1, Math.ceil((period(limits.period, now).end - now) / 1000));
 /** After a failed refresh, how long the last known numbers serve before the next attempt. */
 const RETRY_MS = 5_000;
 
@@ -32,6 +34,15 @@ export function periodStart(period: "day" | "month", now: number): number {
 export function periodEnd(period: "day" | "month", now: number): number {
   const d = new Date(now);
   return period === "day" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+const periods = { day: { start: 0, end: 0 }, month: { start: 0, end: 0 } };
+
+/** The plan period containing `now` (kept until `now` leaves it: no date arithmetic per request). */
+function period(p: "day" | "month", now: number): { start: number; end: number } {
+  const b = periods[p];
+  if (now < b.start || now >= b.end) periods[p] = { start: periodStart(p, now), end: periodEnd(p, now) };
+  return periods[p];
 }
 
 /**
@@ -68,7 +79,7 @@ export class QuotaTracker {
   check(projectId: string, plan: Plan, overage = false, now = this.clock()): Promise<void> | undefined {
     const limits = PLANS[plan];
     if (limits.allowanceCu === null) return undefined;
-    const start = periodStart(limits.period, now);
+    const start = period(limits.period, now).start;
     const u = this.usage.get(projectId);
     const served = overageApplies(plan, overage);
     if (!u || u.periodStart !== start) {
@@ -87,16 +98,22 @@ export class QuotaTracker {
    * The X-RateLimit-* headers for the project's allowance as this process counts it (after `check`
    * ran for the period); undefined for a plan without a fixed allowance.
    */
-  headers(projectId: string, plan: Plan, now = this.clock()): Record<string, string> | undefined {
+  headers(projectId: string, plan: Plan, now = this.clock()): Readonly<Record<string, string>> | undefined {
     const limits = PLANS[plan];
     if (limits.allowanceCu === null) return undefined;
     const u = this.usage.get(projectId);
-    const used = u && u.periodStart === periodStart(limits.period, now) ? u.stored + u.local : 0;
-    return {
+    const current = u !== undefined && u.periodStart === period(limits.period, now).start;
+    const used = current ? u.stored + u.local : 0;
+    const reset = secondsUntilReset(limits, now);
+    const cached = current ? u.headers : undefined;
+    if (cached && cached.used === used && cached.reset === reset) return cached.values;
+    const values = {
       "X-RateLimit-Limit": String(limits.allowanceCu),
       "X-RateLimit-Remaining": String(Math.max(0, limits.allowanceCu - used)),
-      "X-RateLimit-Reset": String(secondsUntilReset(limits, now)),
+      "X-RateLimit-Reset": String(reset),
     };
+    if (current) u.headers = { used, reset, values };
+    return values;
   }
 
   private enforce(u: Usage, limits: PlanLimits, now: number): void {

@@ -8,7 +8,7 @@ import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/veri
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
 import { statusClass, type StatusClass, type UsageMeter } from "@/lib/usage/meter";
-import { EXCERPT_CHARS, type RequestLog } from "@/lib/usage/request-log";
+import type { RequestLog } from "@/lib/usage/request-log";
 import { RateLimiter } from "./limits";
 import { QuotaTracker, RATE_LIMIT_HEADERS } from "./quota";
 import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch, SocketContext } from "./types";
@@ -100,7 +100,8 @@ function tooLarge(limit: number): AppError {
   return new AppError("CONTENTS_TOO_LARGE", `The request body is larger than ${limit} bytes.`);
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** Reads the body; `keep.requestBody` is set to it when complete (for the request log). */
+function readBody(req: IncomingMessage, limit: number, keep?: { requestBody: Buffer | undefined }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     if (Number(req.headers["content-length"]) > limit) {
       req.resume();
@@ -119,7 +120,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
-    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on("end", () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      if (keep) keep.requestBody = body;
+      resolve(body);
+    });
     req.on("error", () => reject(new AppError("INTERRUPTED", "The request was interrupted while its body was being read.")));
   });
 }
@@ -172,13 +177,6 @@ interface Shared {
   requestLog: RequestLog | undefined;
 }
 
-/** The first EXCERPT_CHARS characters (and a little more, for masking) of a body. */
-function excerpt(body: string | Buffer | undefined): string {
-  if (body === undefined) return "";
-  const max = EXCERPT_CHARS + 64;
-  return typeof body === "string" ? (body.length > max ? body.slice(0, max) : body) : body.toString("utf8", 0, Math.min(body.length, max));
-}
-
 /** What a handler gets; methods live on the prototype so a request allocates no closures. */
 class RequestContext implements GatewayContext {
   metered = false;
@@ -189,7 +187,8 @@ class RequestContext implements GatewayContext {
   private cuTotal = 0;
   private endpoint = "rejected";
   private rpcError = false;
-  private requestBody: Buffer | undefined;
+  /** The request's body once read, when the request log is on. */
+  requestBody: Buffer | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -205,9 +204,7 @@ class RequestContext implements GatewayContext {
   }
 
   body(limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
-    const read = readBody(this.req, limit);
-    if (this.shared.requestLog) read.then((b) => (this.requestBody = b), () => undefined);
-    return read;
+    return readBody(this.req, limit, this.shared.requestLog ? this : undefined);
   }
 
   charge(cu: number): void {
@@ -256,8 +253,8 @@ class RequestContext implements GatewayContext {
       latencyMs: performance.now() - this.started,
       cu: this.cuTotal,
       path: `${this.req.method ?? "GET"} ${this.req.url ?? "/"}`,
-      params: excerpt(this.requestBody),
-      result: excerpt(body),
+      params: this.requestBody,
+      result: body,
     });
   }
 }

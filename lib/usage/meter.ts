@@ -37,6 +37,31 @@ interface Counter extends Pick<UsageSample, "projectId" | "keyId" | "network" | 
   hist: number[];
 }
 
+/** A level of the meter's index of counters. */
+type Level<T> = Map<string, T>;
+
+/** The map below `key`, made when missing. */
+function child<V>(m: Level<Level<V>>, key: string): Level<V> {
+  let next = m.get(key);
+  if (next === undefined) {
+    next = new Map();
+    m.set(key, next);
+  }
+  return next;
+}
+
+/** The counters of an endpoint, one per status class (STATUS_SLOT), made when missing. */
+function slots(m: Level<Array<Counter | undefined>>, key: string): Array<Counter | undefined> {
+  let next = m.get(key);
+  if (next === undefined) {
+    next = [undefined, undefined, undefined, undefined];
+    m.set(key, next);
+  }
+  return next;
+}
+
+const STATUS_SLOT: Record<StatusClass, number> = { "2xx": 0, "4xx": 1, "5xx": 2, rpc_error: 3 };
+
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -73,7 +98,10 @@ interface Flush {
  * was recorded since the last successful flush.
  */
 export class UsageMeter {
-  private pending = new Map<string, Counter>();
+  /** The counters recorded since the last flush. */
+  private pending: Counter[] = [];
+  /** The same counters by minute, project, key, network, API, endpoint and status (STATUS_SLOT). */
+  private index = new Map<number, Level<Level<Level<Level<Level<Array<Counter | undefined>>>>>>>();
   /** The flush sent last and not known to be written: re-sent under its id until it is. */
   private unconfirmed: Flush | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -93,11 +121,19 @@ export class UsageMeter {
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
     this.lastUsed.set(s.keyId, now);
-    const id = `${s.projectId}\u0000${s.keyId}\u0000${s.network}\u0000${s.api}\u0000${s.endpoint}\u0000${s.status}\u0000${minute}`;
-    let c = this.pending.get(id);
+    // Nested maps rather than one composite string key: no string is built or hashed per call.
+    let byProject = this.index.get(minute);
+    if (!byProject) {
+      byProject = new Map();
+      this.index.set(minute, byProject);
+    }
+    const byStatus = slots(child(child(child(child(byProject, s.projectId), s.keyId), s.network), s.api), s.endpoint);
+    const slot = STATUS_SLOT[s.status];
+    let c = byStatus[slot];
     if (!c) {
       c = { projectId: s.projectId, keyId: s.keyId, network: s.network, api: s.api, endpoint: s.endpoint, status: s.status, minute, cu: 0, requests: 0, errors: 0, latencySum: 0, hist: emptyHistogram() };
-      this.pending.set(id, c);
+      byStatus[slot] = c;
+      this.pending.push(c);
     }
     const ms = Math.max(0, Math.round(s.latencyMs));
     c.cu += s.cu;
@@ -110,7 +146,7 @@ export class UsageMeter {
   /** Requests recorded and not yet known to be written. */
   get unwritten(): number {
     let n = 0;
-    for (const c of this.pending.values()) n += c.requests;
+    for (const c of this.pending) n += c.requests;
     for (const c of this.unconfirmed?.counters ?? []) n += c.requests;
     return n;
   }
@@ -149,9 +185,10 @@ export class UsageMeter {
   /** One flush: the unconfirmed one if any, else what is pending. Resolves true when it was written. */
   private async flushOnce(): Promise<boolean> {
     if (!this.unconfirmed) {
-      if (this.pending.size === 0) return true;
-      this.unconfirmed = { id: randomUUID(), counters: [...this.pending.values()] };
-      this.pending = new Map();
+      if (this.pending.length === 0) return true;
+      this.unconfirmed = { id: randomUUID(), counters: this.pending };
+      this.pending = [];
+      this.index = new Map();
     }
     try {
       await this.write(this.unconfirmed);

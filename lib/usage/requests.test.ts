@@ -41,7 +41,7 @@ function apiUrl(path: string, params: Record<string, string> = {}): URL {
 
 const list = (params: Record<string, string> = {}, who = owner) =>
   call<{ requests: RequestRow[] }>(() => requestsApiResponse(who.userId, who.projectId, apiUrl("requests", params))).then((r) => r.requests);
-const details = (id: string) => call<RequestDetails>(() => requestDetailsApiResponse(owner.userId, owner.projectId, id));
+const details = (id: string, who = owner) => call<RequestDetails>(() => requestDetailsApiResponse(who.userId, who.projectId, id));
 const traffic = (who = owner) => call<TrafficSummary>(() => trafficApiResponse(who.userId, who.projectId, apiUrl("traffic")));
 
 async function refusal(fn: () => Promise<Response>): Promise<{ status: number; code: string; message: string }> {
@@ -182,24 +182,60 @@ describe("request log", () => {
     expect(await refusal(() => trafficApiResponse(owner.userId, owner.projectId, apiUrl("traffic", { window: "1h" })))).toMatchObject({ status: 400, code: "INVALID_PARAMETER" });
   });
 
-  it("keeps the newest 1,000 rows of a project after the sweep", async () => {
-    const extra = 40;
-    const total = REQUEST_LOG_ROWS + extra;
+  const count = (projectId: string) => db().$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM request_logs WHERE project_id = $1`, projectId).then((r) => r[0]!.n);
+  /** `total` requests of the project, 50 at a time; request i has JSON-RPC id `from + i` and the key in its params. */
+  async function send(who: typeof owner, total: number, from = 0) {
     for (let i = 0; i < total; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, total - i) }, () => post(`/node/${EVM}`, rpcBody("eth_chainId"), stranger.apiKey)));
+      await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, j) => post(`/node/${EVM}`, JSON.stringify({ jsonrpc: "2.0", id: from + i + j, method: "net_version", params: [who.apiKey] }), who.apiKey)));
     }
+  }
+
+  it("keeps the newest 1,000 rows of a project written over several flushes after the sweep", async () => {
+    const busy = await createTestProject("Busy over several flushes", "ENTERPRISE");
+    await send(busy, 600);
     await gw.requestLog.flush();
-    const count = () => db().$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM request_logs WHERE project_id = $1`, stranger.projectId).then((r) => r[0]!.n);
-    expect(await count()).toBe(total);
-    const newest = await list({ limit: "1000" }, stranger);
+    await send(busy, 600, 600);
+    await gw.requestLog.flush();
+    expect(await count(busy.projectId)).toBe(1200);
+    const newest = await list({ limit: "1000" }, busy);
     await gw.requestLog.sweep();
-    expect(await count()).toBe(REQUEST_LOG_ROWS);
-    expect((await list({ limit: "1000" }, stranger)).map((r) => r.id)).toEqual(newest.map((r) => r.id));
-    // The owner's log is untouched by the stranger's sweep.
+    expect(await count(busy.projectId)).toBe(REQUEST_LOG_ROWS);
+    expect((await list({ limit: "1000" }, busy)).map((r) => r.id)).toEqual(newest.map((r) => r.id));
+    // The owner's log is untouched by the sweep.
     expect(await list()).toHaveLength(TOTAL);
-    const t = await traffic(stranger);
+    const t = await traffic(busy);
     expect(t.total.requests).toBe(REQUEST_LOG_ROWS);
     expect(t.complete).toBe(false);
+  }, 120_000);
+
+  it("writes only the newest 1,000 requests of a project that sent more between two flushes, masked, and none older", async () => {
+    const busy = await createTestProject("Busy between flushes", "ENTERPRISE");
+    // Rows from an earlier flush: older than the newest 1,000 once the rest is sent.
+    await send(busy, 30);
+    await gw.requestLog.flush();
+    await gw.requestLog.sweep();
+    const extra = 40;
+    await send(busy, REQUEST_LOG_ROWS + extra, 30);
+    await gw.requestLog.flush();
+    // Without a sweep: the flush itself leaves exactly the newest 1,000.
+    expect(await count(busy.projectId)).toBe(REQUEST_LOG_ROWS);
+    const rows = await list({ limit: "1000" }, busy);
+    const ids: number[] = [];
+    for (const r of [rows[0]!, rows[rows.length - 1]!, ...rows.filter((_, i) => i % 97 === 0)]) {
+      const d = await details(r.id, busy);
+      expect(d.params).not.toContain(busy.apiKey.slice(3, 12));
+      expect(JSON.parse(d.params)).toMatchObject({ method: "net_version", params: ["bg_••••"] });
+      ids.push((JSON.parse(d.params) as { id: number }).id);
+    }
+    // Sent 50 at a time: every request after the first 50 of the second run is kept, and the newest row is one of the last 50.
+    expect(Math.min(...ids)).toBeGreaterThanOrEqual(30);
+    expect(ids[0]).toBeGreaterThanOrEqual(30 + REQUEST_LOG_ROWS + extra - 50);
+    // Recent traffic counts every request from the oldest row kept on.
+    const t = await traffic(busy);
+    expect(t.total.requests).toBe(REQUEST_LOG_ROWS);
+    expect(t.total.failed).toBe(0);
+    expect(t.complete).toBe(false);
+    expect(t.coveredFrom).toBe(rows[rows.length - 1]!.at);
   }, 120_000);
 });
 
