@@ -49,10 +49,10 @@ const CALLS: Array<[string, unknown[]]> = [
 ];
 
 describe("EvmUpstream.call", () => {
-  it("sends the single calls of one turn as batches of at most batchMax, and gives each call its own answer", async () => {
+  it("sends the first call at once and the others of that turn as batches of at most batchMax, and gives each call its own answer", async () => {
     const { pool, proxy } = await upstream({ batchMax: 4 });
     const answers = await Promise.all(CALLS.map(([m, p]) => pool.call(m, p)));
-    expect(batchSizes(proxy)).toEqual([4, 4, 2]);
+    expect(batchSizes(proxy)).toEqual([1, 4, 4, 1]);
     for (const [i, [method, params]] of CALLS.entries()) {
       const expected = await direct(method, params);
       expect(answers[i]!.plain, method).toBe(true);
@@ -66,6 +66,9 @@ describe("EvmUpstream.call", () => {
     const one = await upstream({ batchMax: 50 });
     expect((await one.pool.call("eth_chainId", []))!.value()?.result).toBe("0x7a69");
     expect(one.proxy.bodies.map((b) => JSON.parse(b) as unknown)).toEqual([{ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] }]);
+    // One after the other: nothing is on its way when the next is made.
+    for (const [m, p] of CALLS.slice(0, 3)) await one.pool.call(m, p);
+    expect(batchSizes(one.proxy)).toEqual([1, 1, 1, 1]);
     const alone = await upstream({ batchMax: 1 });
     await Promise.all(CALLS.slice(0, 3).map(([m, p]) => alone.pool.call(m, p)));
     expect(batchSizes(alone.proxy)).toEqual([1, 1, 1]);
@@ -73,8 +76,8 @@ describe("EvmUpstream.call", () => {
 
   it("passes a node's errors on, per call, inside a batch", async () => {
     const { pool, proxy } = await upstream({ batchMax: 10 });
-    const [ok, bad] = await Promise.all([pool.call("eth_chainId", []), pool.call("eth_getBalance", ["not an address", "latest"])]);
-    expect(batchSizes(proxy)).toEqual([2]);
+    const [, ok, bad] = await Promise.all([pool.call("net_version", []), pool.call("eth_chainId", []), pool.call("eth_getBalance", ["not an address", "latest"])]);
+    expect(batchSizes(proxy)).toEqual([1, 2]);
     expect(ok!.value()?.result).toBe("0x7a69");
     expect(bad!.plain).toBe(false);
     expect(bad!.value()?.error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
@@ -91,11 +94,12 @@ describe("EvmUpstream.call", () => {
         return JSON.stringify(rewritten.reverse());
       },
     });
-    const answers = await Promise.all(CALLS.slice(0, 4).map(([m, p]) => pool.call(m, p)));
-    expect(batchSizes(proxy)).toEqual([4]);
+    // The first goes alone (nothing else on its way yet), the next four as one batch.
+    const answers = (await Promise.all(CALLS.slice(0, 5).map(([m, p]) => pool.call(m, p)))).slice(1);
+    expect(batchSizes(proxy)).toEqual([1, 4]);
     expect(answers[1]).toBeUndefined();
     for (const i of [0, 2, 3]) {
-      const [method, params] = CALLS[i]!;
+      const [method, params] = CALLS[i + 1]!;
       expect(answers[i]!.plain).toBe(false);
       expect(answers[i]!.value()).toEqual({ ...(await direct(method, params)), id: i });
     }
@@ -104,11 +108,11 @@ describe("EvmUpstream.call", () => {
   it("sends each call alone, and no batch for a while, to a node that answers a batch with one error", async () => {
     const refusal = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch requests are not supported" } });
     const { pool, proxy, lines } = await upstream({ batchMax: 10, rewrite: (request, answer) => (request.startsWith("[") ? refusal : answer) });
-    const first = await Promise.all(CALLS.slice(0, 3).map(([m, p]) => pool.call(m, p)));
-    expect(batchSizes(proxy)).toEqual([3, 1, 1, 1]);
-    for (const [i, [method, params]] of CALLS.slice(0, 3).entries()) expect(first[i]!.value()?.result).toEqual((await direct(method, params)).result);
-    await Promise.all(CALLS.slice(0, 3).map(([m, p]) => pool.call(m, p)));
-    expect(batchSizes(proxy)).toEqual([3, 1, 1, 1, 1, 1, 1]);
+    const first = await Promise.all(CALLS.slice(0, 4).map(([m, p]) => pool.call(m, p)));
+    expect(batchSizes(proxy)).toEqual([1, 3, 1, 1, 1]);
+    for (const [i, [method, params]] of CALLS.slice(0, 4).entries()) expect(first[i]!.value()?.result).toEqual((await direct(method, params)).result);
+    await Promise.all(CALLS.slice(0, 4).map(([m, p]) => pool.call(m, p)));
+    expect(batchSizes(proxy)).toEqual([1, 3, 1, 1, 1, 1, 1, 1, 1]);
     const warnings = lines.filter((l) => l.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toContain("one by one");

@@ -162,6 +162,8 @@ export class EvmUpstream {
   private readonly log: Logger;
   private readonly batchMax: number;
   private waiting: Waiting[] = [];
+  /** Requests of `call` on their way to the node. */
+  private inFlight = 0;
   private batchRefusedUntil = 0;
 
   /**
@@ -195,22 +197,28 @@ export class EvmUpstream {
   }
 
   /**
-   * One read, sent with the other single reads made in the same turn of the event loop as one
-   * batch of at most `batchMax` (a busy gateway then sends one request upstream for many, and
-   * writes and parses less). Its answer, or undefined when the node left it out of the batch.
-   * A node that answers a batch with one object is sent each call alone, and no batch for
-   * BATCH_REFUSED_FOR_MS.
+   * One read. While other calls are on their way to the node, it waits for the end of this turn of
+   * the event loop and goes with the other single reads made meanwhile, as one batch of at most
+   * `batchMax` (a busy gateway then sends one request upstream for many, and writes and parses
+   * less); otherwise (an idle gateway, a lone caller) it goes at once. Its answer, or undefined
+   * when the node left it out of the batch. A node that answers a batch with one object is sent
+   * each call alone, and no batch for BATCH_REFUSED_FOR_MS.
    */
   call(method: string, params: unknown): Promise<NodeAnswer | undefined> {
-    if (this.batchMax <= 1 || performance.now() < this.batchRefusedUntil) return this.alone({ method, params });
+    if (this.batchMax <= 1 || (this.inFlight === 0 && this.waiting.length === 0) || performance.now() < this.batchRefusedUntil) return this.alone({ method, params });
     return new Promise((resolve, reject) => {
       if (this.waiting.push({ method, params, resolve, reject }) === 1) setImmediate(() => this.sendWaiting());
     });
   }
 
   private async alone(call: Call): Promise<NodeAnswer | undefined> {
-    const reply = await this.exchange([call], { retryable: true });
-    return "whole" in reply ? reply.whole : reply.byId[0];
+    this.inFlight++;
+    try {
+      const reply = await this.exchange([call], { retryable: true });
+      return "whole" in reply ? reply.whole : reply.byId[0];
+    } finally {
+      this.inFlight--;
+    }
   }
 
   private sendWaiting(): void {
@@ -225,7 +233,13 @@ export class EvmUpstream {
         group[0]!.resolve(await this.alone(group[0]!));
         return;
       }
-      const reply = await this.exchange(group, { retryable: true });
+      this.inFlight++;
+      let reply: Reply;
+      try {
+        reply = await this.exchange(group, { retryable: true });
+      } finally {
+        this.inFlight--;
+      }
       if ("byId" in reply) {
         group.forEach((w, i) => w.resolve(reply.byId[i]));
         return;
