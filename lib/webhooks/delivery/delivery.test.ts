@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, rawTransaction } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
@@ -88,9 +88,9 @@ async function subscription(url: string) {
 
 async function enqueue(subscriptionId: string, count = 1, opts: { test?: boolean; evenIfInactive?: boolean } = {}) {
   const block = { number: "0x10", hash: `0x${"ab".repeat(32)}` };
-  return db().$transaction((tx) =>
+  return rawTransaction((client) =>
     enqueueMessages(
-      tx,
+      client,
       Array.from({ length: count }, (_, i) => ({ subscriptionId, blockNumber: 16n + BigInt(i), blockHash: block.hash, content: { message: { ...block, i } }, test: opts.test })),
       { evenIfInactive: opts.evenIfInactive },
     ),
