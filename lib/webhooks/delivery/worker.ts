@@ -20,6 +20,7 @@
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
+import { setMaxListeners } from "node:events";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { setImmediate } from "node:timers/promises";
@@ -46,11 +47,20 @@ export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
  * messages count against WEBHOOK_DELIVERY_CONCURRENCY: a hung host holds at most this many rounds.)
  */
 const HELD_ROUNDS = 2;
-/**
- * A claim's lease is HELD_ROUNDS times the timeout (a message may wait for the rounds before it
- * to end, each bounded by the timeout) plus this: time to resolve the host and record the attempt.
- */
+/** Time a lease allows beyond its attempts: to claim, to record the attempt, and event-loop delays. */
 export const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * How long a claim holds its messages. A claimed message is sent at once or waits for the attempts
+ * ahead of it on its host: with HELD_ROUNDS rounds of perHost held per host, it waits for at most
+ * HELD_ROUNDS - 1 attempts, then its own runs, each ending within timeoutMs of its start (one
+ * deadline covers the whole attempt: lib/webhooks/delivery/send.ts). So its attempt is over within
+ * HELD_ROUNDS × timeoutMs of the claim, and recorded within the margin after that: the lease
+ * ends later, and no other worker claims the message while its attempt may still be in flight.
+ */
+export function leaseMs(timeoutMs: number, marginMs: number): number {
+  return HELD_ROUNDS * timeoutMs + marginMs;
+}
 const RETENTION_EVERY_MS = 3600_000;
 const SIGNING_KEYS_KEPT = 10_000;
 
@@ -109,6 +119,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   const perHost = Math.min(o.perHost, o.concurrency);
   const client = new DeliveryClient(perHost, o.resolve);
   const abandon = new AbortController();
+  // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
+  setMaxListeners(o.concurrency + 10, abandon.signal);
   const inFlight = new Set<Promise<void>>();
   /**
    * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
@@ -263,7 +275,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
       const fullHosts = [...held].filter(([, n]) => n >= HELD_ROUNDS * perHost).map(([h]) => h);
       announced = false;
-      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: HELD_ROUNDS * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: leaseMs(o.timeoutMs, o.leaseMarginMs), projectIds: o.projectIds });
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
