@@ -15,7 +15,7 @@
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { createUser } from "@/lib/auth/users";
-import { db, disconnectDb, rawPool } from "@/lib/db/client";
+import { db, disconnectDb, rawPool, rawTransaction } from "@/lib/db/client";
 import { getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
@@ -126,8 +126,8 @@ export async function webhookDeliveryBench(argv: string[]): Promise<number> {
   const BATCH = 1000;
   for (let i = 0; i < opts.messages; i += BATCH) {
     const n = Math.min(BATCH, opts.messages - i);
-    await db().$transaction((tx) =>
-      enqueueMessages(tx, Array.from({ length: n }, (_, j) => ({ subscriptionId: subs[(i + j) % subs.length]!, blockNumber: 1n, blockHash: log0.block_hash, content: { messages: [{ ...log0, log_index: j }] } }))),
+    await rawTransaction((client) =>
+      enqueueMessages(client, Array.from({ length: n }, (_, j) => ({ subscriptionId: subs[(i + j) % subs.length]!, blockNumber: 1n, blockHash: log0.block_hash, content: { messages: [{ ...log0, log_index: j }] } }))),
     );
   }
   await db().$executeRawUnsafe("ANALYZE webhook_messages");

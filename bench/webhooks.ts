@@ -23,7 +23,10 @@
  * bodies to the same receiver (bench/webhook-delivery.ts bareRate). (3) matching time per block at
  * 1, 100 and 10,000 subscriptions (bench/webhook-matching.ts).
  */
+import { writeFileSync } from "node:fs";
+import inspector from "node:inspector";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { createPublicClient, createTestClient, createWalletClient, http, pad, type Address } from "viem";
 import { createUser } from "@/lib/auth/users";
@@ -40,6 +43,7 @@ import { startDelivery } from "@/lib/webhooks/delivery/worker";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { createWebhook } from "@/lib/webhooks/service";
 import { cleanup } from "./cleanup";
+import { isProjectFunction, summarizeCpuProfile } from "./cpu-profile";
 import { spawnNode, waitUntilReady } from "./processes";
 import { machineInfo } from "./resources";
 import { wholeNumberOption } from "./options";
@@ -53,6 +57,8 @@ const USAGE = `Usage: npm run bench -- webhooks [options]
   --blocks N          latency phase: blocks with one Ping (default 30)
   --interval-ms T     latency phase: time between those blocks (default 1000)
   --burst B           throughput phase: blocks with one Ping mined back to back (default 200)
+  --cpu-prof          profile the bench process (engine and delivery) during the burst and print
+                      where its CPU time went, per delivery (the profiler adds overhead)
   --dry-run           print the results without writing bench/RESULTS.md`;
 
 const SLUG = "optimism-sepolia";
@@ -74,6 +80,7 @@ function parseOptions(argv: string[]) {
       "interval-ms": { type: "string" },
       burst: { type: "string" },
       "dry-run": { type: "boolean" },
+      "cpu-prof": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -90,7 +97,50 @@ function parseOptions(argv: string[]) {
     intervalMs: int(values["interval-ms"], 1000, "interval-ms", 10, 60_000),
     burst: int(values.burst, 200, "burst", 1, 10_000),
     dryRun: values["dry-run"] ?? false,
+    cpuProf: values["cpu-prof"] ?? false,
   };
+}
+
+/** The in-process V8 profiler (node:inspector), so that only the burst is sampled. */
+async function startProfiler(): Promise<{ stop(): Promise<string> }> {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (e, r) => (e ? reject(e) : resolve(r))));
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 500 });
+  await post("Profiler.start");
+  return {
+    async stop() {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      session.disconnect();
+      const file = path.join(os.tmpdir(), `blockgate-bench-webhooks-${Date.now()}.cpuprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+  };
+}
+
+/** Where the bench process's CPU went during the burst, per delivery. */
+function printProfile(file: string, deliveries: number): void {
+  const s = summarizeCpuProfile(file);
+  const busy = s.totalMs - s.idleMs;
+  const us = (ms: number) => ((ms * 1000) / deliveries).toFixed(1);
+  const pct = (ms: number) => `${((100 * ms) / busy).toFixed(1)} %`;
+  console.log(`\nCPU profile of the burst: ${file} (sampled every 500 µs; ${us(busy)} µs busy per delivery)`);
+  console.log("\nSelf time by origin:");
+  console.log(markdownTable(["origin", "µs/delivery", "share"], s.origins.slice(0, 15).map((o) => [o.origin, us(o.selfMs), pct(o.selfMs)])));
+  console.log("\nProject functions by inclusive time:");
+  console.log(
+    markdownTable(
+      ["function", "total µs/delivery", "share", "self µs/delivery"],
+      s.functions
+        .filter(isProjectFunction)
+        .sort((a, b) => b.totalMs - a.totalMs)
+        .slice(0, 30)
+        .map((f) => [f.name, us(f.totalMs), pct(f.totalMs), us(f.selfMs)]),
+    ),
+  );
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
@@ -212,9 +262,14 @@ export async function webhooksBench(argv: string[]): Promise<number> {
   log(`throughput: ${opts.burst} blocks back to back (${(opts.burst * opts.matching).toLocaleString("en-US")} deliveries)…`);
   const burstBlocks: number[] = [];
   const beforeBurst = await arrivalCount();
+  const profiler = opts.cpuProf ? await startProfiler() : undefined;
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < opts.burst; i++) burstBlocks.push(await mineBlock());
   const burstMined = (mined.get(burstBlocks.at(-1)!)! - mined.get(burstBlocks[0]!)!) / 1000;
   const burstArrivals = (await waitForDeliveries(burstBlocks, "the throughput phase", beforeBurst, 180_000)).map(([, at]) => at).sort((a, b) => a - b);
+  const cpu = process.cpuUsage(cpuBefore);
+  const burstCpuUs = (cpu.user + cpu.system) / burstArrivals.length;
+  const profile = await profiler?.stop();
   const lo = quantile(burstArrivals, 0.1);
   const hi = quantile(burstArrivals, 0.9);
   const steadyPerSec = (burstArrivals.filter((t) => t >= lo && t <= hi).length - 1) / ((hi - lo) / 1000);
@@ -274,8 +329,11 @@ export async function webhooksBench(argv: string[]): Promise<number> {
       ],
     ),
     "",
+    `CPU of the bench process (engine, delivery, the bench's own mining and polling) from the burst's first block to its last arrival: ${burstCpuUs.toFixed(0)} µs per delivery (user + system; the receiver and PostgreSQL not included).`,
+    "",
   ].join("\n");
   console.log(section);
+  if (profile) printProfile(profile, burstArrivals.length);
   if (!opts.dryRun) await prependResultsSection(section);
   return failed === 0 ? 0 : 1;
 }

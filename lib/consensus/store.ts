@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { db, publicDb, rawPool } from "@/lib/db/client";
+import { db, publicDb, rawTransaction } from "@/lib/db/client";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import { execResultOf, nativeBlockOf, nativeOf, nativeResultsOf } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
@@ -147,9 +147,7 @@ class AttrStats {
  */
 export async function insertBlocks(network: string, blocks: IngestBlock[], opts: { after?: Promise<unknown> } = {}): Promise<void> {
   if (blocks.length === 0) return;
-  const client = await rawPool().connect();
-  try {
-    await client.query("BEGIN");
+  await rawTransaction(async (client) => {
     const existing = await client.query<{ height: string }>("SELECT height FROM consensus_blocks WHERE network = $1 AND height = ANY($2::bigint[])", [
       network,
       blocks.map((b) => b.height.toString()),
@@ -200,13 +198,7 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
       const [first, last] = stored.reduce<[bigint, bigint]>(([lo, hi], h) => [h < lo ? h : lo, h > hi ? h : hi], [stored[0]!, stored[0]!]);
       await client.query("SELECT pg_notify($1, $2)", [BLOCKS_STORED_CHANNEL, `${network}\t${first}\t${last}`]);
     }
-    await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export interface ChainHead {

@@ -78,8 +78,10 @@ export function isStatementTimeout(e: unknown): boolean {
 }
 
 /**
- * A plain node-postgres pool beside Prisma, for what Prisma cannot do: chain ingestion's COPY
- * (lib/consensus/store.ts). Small: ingestion runs one writer per network.
+ * A plain node-postgres pool beside Prisma, for what Prisma cannot do (chain ingestion's COPY,
+ * lib/consensus/store.ts) and for hot statements where Prisma's per-call work is the larger cost
+ * (webhook followers and delivery, the request log). Small: each of those holds a connection only
+ * for one statement or one short transaction at a time.
  */
 export function rawPool(): pg.Pool {
   if (!globalForDb.__blockgateRawPool) {
@@ -92,6 +94,29 @@ export function rawPool(): pg.Pool {
     globalForDb.__blockgateRawPool = pool;
   }
   return globalForDb.__blockgateRawPool;
+}
+
+/** A node-postgres connection, alone or inside rawTransaction. */
+export type RawClient = pg.ClientBase;
+
+/** Runs `work` in one transaction on a connection of rawPool(): committed if it resolves, rolled back if it throws. */
+export async function rawTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await rawPool().connect();
+  // A connection whose ROLLBACK failed is in an unknown state: the pool drops it.
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (e) {
+    await client.query("ROLLBACK").catch((rollback: unknown) => {
+      broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+    });
+    throw e;
+  } finally {
+    client.release(broken);
+  }
 }
 
 export async function disconnectDb(): Promise<void> {

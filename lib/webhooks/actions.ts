@@ -4,7 +4,7 @@
  * subscription belongs to the caller's project. They reach the chain through its chain source
  * (lib/webhooks/engine/registry.ts), whatever the family, and queue messages through the outbox.
  */
-import { db } from "@/lib/db/client";
+import { db, rawTransaction } from "@/lib/db/client";
 import type { WebhookSubscription } from "@/lib/db/generated/client";
 import { AppError } from "@/lib/errors";
 import { errorMessage } from "@/lib/log";
@@ -59,8 +59,8 @@ const contentOf = (eventType: string, items: unknown[]): EventContent => (eventT
 export async function sendTestMessage(subscriptionId: string): Promise<{ messageId: string }> {
   const { sub, network } = await subscription(subscriptionId);
   const sample = await withChain(network, (source, signal) => source.sample(sub.eventType, signal, sub.condition));
-  const [queued] = await db().$transaction((tx) =>
-    enqueueMessages(tx, [{ subscriptionId: sub.id, blockNumber: null, blockHash: null, content: contentOf(sub.eventType, [sample]), test: true }], { evenIfInactive: true }),
+  const [queued] = await rawTransaction((client) =>
+    enqueueMessages(client, [{ subscriptionId: sub.id, blockNumber: null, blockHash: null, content: contentOf(sub.eventType, [sample]), test: true }], { evenIfInactive: true }),
   );
   if (!queued) throw new AppError("RESOURCE_NOT_FOUND", `No webhook subscription ${subscriptionId}.`);
   return { messageId: queued.id };
@@ -73,13 +73,13 @@ export async function sendTestMessage(subscriptionId: string): Promise<{ message
  * attempts stay in the history.
  */
 export async function resendMessage(subscriptionId: string, messageId: string): Promise<{ messageId: string }> {
-  const count = await db().$transaction(async (tx) => {
-    const { count } = await tx.webhookMessage.updateMany({
-      where: { id: messageId, subscriptionId },
-      data: { status: "PENDING", attempts: 0, nextAttemptAt: new Date() },
-    });
-    if (count > 0) await announceDue(tx);
-    return count;
+  const count = await rawTransaction(async (client) => {
+    const { rowCount } = await client.query("UPDATE webhook_messages SET status = 'PENDING', attempts = 0, next_attempt_at = now() WHERE id = $1 AND subscription_id = $2", [
+      messageId,
+      subscriptionId,
+    ]);
+    if (rowCount) await announceDue(client);
+    return rowCount ?? 0;
   });
   if (count === 0) throw new AppError("RESOURCE_NOT_FOUND", `No message ${messageId} of subscription ${subscriptionId}.`);
   return { messageId };
@@ -133,7 +133,7 @@ export async function replayBlocks(subscriptionId: string, fromBlock: bigint, to
   let queued = 0;
   for (let i = 0; i < messages.length; i += REPLAY_CHUNK) {
     const chunk = messages.slice(i, i + REPLAY_CHUNK);
-    queued += (await db().$transaction((tx) => enqueueMessages(tx, chunk), { timeout: 60_000 })).length;
+    queued += (await rawTransaction((client) => enqueueMessages(client, chunk))).length;
   }
   return { fromBlock: String(fromBlock), toBlock: String(toBlock), messages: queued };
 }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { db, type Prisma } from "@/lib/db/client";
+import { db, type Prisma, type RawClient } from "@/lib/db/client";
 
 /** The client inside `db().$transaction(async (tx) => …)`. */
 export type Transaction = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
@@ -13,18 +13,30 @@ export interface WorkerCursor<T> {
   /** The stored value, or null before the first write. Throws when it does not match the schema. */
   read(tx?: Transaction): Promise<T | null>;
   /**
-   * Sets the cursor inside the caller's transaction: it moves if and when that transaction
+   * Sets the cursor inside the caller's transaction: a Prisma transaction, or a node-postgres
+   * connection inside rawTransaction (lib/db/client.ts). It moves if and when that transaction
    * commits. With `expected`, only if it still holds that value (null: no cursor yet); otherwise
    * throws CursorConflictError, which rolls the caller's transaction back. A worker that lost its
    * lock mid-step thus cannot commit over what its successor already did.
    */
-  write(tx: Transaction, value: T, opts?: { expected: T | null }): Promise<void>;
+  write(tx: Transaction | RawClient, value: T, opts?: { expected: T | null }): Promise<void>;
+}
+
+// The three writes, as SQL run through either client ($1 kind, $2 key, $3 value, $4 expected).
+const UPSERT = `INSERT INTO worker_cursors (kind, key, value, updated_at) VALUES ($1, $2, $3::jsonb, now())
+  ON CONFLICT (kind, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`;
+const CREATE = `INSERT INTO worker_cursors (kind, key, value, updated_at) VALUES ($1, $2, $3::jsonb, now()) ON CONFLICT (kind, key) DO NOTHING`;
+const MOVE = "UPDATE worker_cursors SET value = $3::jsonb, updated_at = now() WHERE kind = $1 AND key = $2 AND value = $4::jsonb";
+
+/** Rows a statement changed, through whichever client the caller's transaction is on. */
+async function execute(tx: Transaction | RawClient, text: string, values: unknown[]): Promise<number> {
+  if ("$executeRawUnsafe" in tx) return tx.$executeRawUnsafe(text, ...values);
+  return (await tx.query(text, values)).rowCount ?? 0;
 }
 
 /** The cursor of one worker (kind, key), holding JSON values of the given schema. */
 export function workerCursor<T extends Prisma.InputJsonValue>(kind: string, key: string, schema: z.ZodType<T>): WorkerCursor<T> {
   const id = { kind_key: { kind, key } };
-  const conflict = () => new CursorConflictError(`the cursor of ${kind} ${key} was moved by another writer`);
   return {
     async read(tx) {
       const row = await (tx ?? db()).workerCursor.findUnique({ where: id, select: { value: true } });
@@ -34,15 +46,13 @@ export function workerCursor<T extends Prisma.InputJsonValue>(kind: string, key:
       return parsed.data;
     },
     async write(tx, value, opts) {
+      const json = JSON.stringify(value);
       if (!opts) {
-        await tx.workerCursor.upsert({ where: id, create: { kind, key, value }, update: { value } });
+        await execute(tx, UPSERT, [kind, key, json]);
         return;
       }
-      const written =
-        opts.expected === null
-          ? await tx.workerCursor.createMany({ data: [{ kind, key, value }], skipDuplicates: true })
-          : await tx.workerCursor.updateMany({ where: { kind, key, value: { equals: opts.expected } }, data: { value } });
-      if (written.count !== 1) throw conflict();
+      const written = opts.expected === null ? await execute(tx, CREATE, [kind, key, json]) : await execute(tx, MOVE, [kind, key, json, JSON.stringify(opts.expected)]);
+      if (written !== 1) throw new CursorConflictError(`the cursor of ${kind} ${key} was moved by another writer`);
     },
   };
 }

@@ -3,11 +3,11 @@
 // and `svix` libraries as a receiver would. Retry schedules and timeouts are shortened by options.
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, rawTransaction } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
@@ -88,9 +88,9 @@ async function subscription(url: string) {
 
 async function enqueue(subscriptionId: string, count = 1, opts: { test?: boolean; evenIfInactive?: boolean } = {}) {
   const block = { number: "0x10", hash: `0x${"ab".repeat(32)}` };
-  return db().$transaction((tx) =>
+  return rawTransaction((client) =>
     enqueueMessages(
-      tx,
+      client,
       Array.from({ length: count }, (_, i) => ({ subscriptionId, blockNumber: 16n + BigInt(i), blockHash: block.hash, content: { message: { ...block, i } }, test: opts.test })),
       { evenIfInactive: opts.evenIfInactive },
     ),
@@ -308,6 +308,63 @@ describe("receivers that misbehave", () => {
     expect(await message(first.messageId)).toMatchObject({ status: "PENDING", attempts: 1 });
     await waitFor("the next ones to be sent", async () => slow.received.length >= 4);
     expect(slow.maxOpen).toBe(2);
+  });
+
+  it("an answer trickled slower than the timeout is cut at the timeout, within the lease: one request, one attempt, a timeout", async () => {
+    // Raw TCP receivers that answer a byte at a time, for ever: one keeps sending interim
+    // "103 Early Hints" heads (each restarts undici's own headers timeout), one a body that never ends.
+    const trickles: Record<string, (socket: Socket) => NodeJS.Timeout> = {
+      heads: (socket) => setInterval(() => socket.write("HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n"), 40),
+      body: (socket) => {
+        socket.write("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100000\r\n\r\n");
+        return setInterval(() => socket.write("x"), 40);
+      },
+    };
+    const requests: Record<string, number> = { heads: 0, body: 0 };
+    const servers: NetServer[] = [];
+    const sockets = new Set<Socket>();
+    const urls: Record<string, string> = {};
+    for (const [name, trickle] of Object.entries(trickles)) {
+      const server = createNetServer((socket) => {
+        let timer: NodeJS.Timeout | undefined;
+        sockets.add(socket);
+        socket.on("error", () => undefined);
+        socket.on("close", () => {
+          clearInterval(timer);
+          sockets.delete(socket);
+        });
+        socket.once("data", () => {
+          requests[name]!++;
+          timer = trickle(socket);
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      servers.push(server);
+      urls[name] = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    }
+    try {
+      const queued: Record<string, string> = {};
+      for (const name of Object.keys(trickles)) {
+        const sub = await subscription(urls[name]!);
+        queued[name] = (await enqueue(sub.subscriptionId))[0]!.id;
+      }
+      // Two workers: one whose attempt outlived its lease would see the other claim the message and send it again.
+      const options = { timeoutMs: 300, leaseMarginMs: 200, retryScheduleMs: [3_600_000] };
+      worker(options);
+      worker(options);
+      for (const name of Object.keys(trickles)) {
+        const id = queued[name]!;
+        const [attempt] = await waitFor(`the ${name} attempt`, async () => ((await attempts(id)).length > 0 ? attempts(id) : undefined));
+        expect(attempt).toMatchObject({ attempt: 1, httpStatus: null, success: false, error: "timed out: no complete answer within 300 ms", responseBody: null });
+        // Recorded by the worker still holding the lease (a re-claim would have moved it): one attempt, retried in an hour.
+        expect(await message(id)).toMatchObject({ status: "PENDING", attempts: 1 });
+        expect(await attempts(id)).toHaveLength(1);
+        expect(requests[name]).toBe(1);
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      for (const server of servers) server.close();
+    }
   });
 
   it("honours Retry-After, in seconds and as an HTTP date", async () => {

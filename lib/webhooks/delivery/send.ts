@@ -4,6 +4,7 @@
  * a second lookup (DNS rebinding). Connections are kept alive in one undici pool per (origin,
  * address), closed after a while unused. Redirects are not followed (a 3xx is a failure).
  */
+import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import type { Readable } from "node:stream";
 import { Pool } from "undici";
@@ -98,36 +99,66 @@ export class DeliveryClient {
     await Promise.all(pools.map((p) => p.pool.destroy().catch(() => undefined)));
   }
 
-  async send(req: SendRequest): Promise<SendResult> {
+  /**
+   * One attempt, bounded as a whole by `timeoutMs` from its start: resolving the URL, waiting for
+   * a connection, connecting, sending, the answer's head and its body. One timer per attempt: when
+   * it fires the attempt is over (a timeout) and undici's request is aborted through an event
+   * emitter (undici accepts one as the request's signal), which drops the connection. The pool's
+   * own connect, headers and body timeouts, each measured from a later start, never come first.
+   */
+  send(req: SendRequest): Promise<SendResult> {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT, ...req.headers };
     const recorded = { ...headers };
     const failed = (error: string): SendResult => ({ httpStatus: null, error, responseBody: null, requestHeaders: recorded, abandoned: req.signal.aborted });
-    const timedOut = () => failed(`timed out: no complete answer within ${req.timeoutMs} ms`);
-    let target: DeliveryTarget;
-    try {
-      target = await this.target(req.url);
-    } catch (e) {
-      if (e instanceof UnsafeUrlError) return failed(`not sent: the URL ${e.message}`);
-      return failed(`not sent: ${errorMessage(e)}`);
-    }
+    return new Promise<SendResult>((resolve) => {
+      const cancel = new EventEmitter();
+      let over = false;
+      const finish = (result: SendResult) => {
+        if (over) return;
+        over = true;
+        clearTimeout(timer);
+        req.signal.removeEventListener("abort", onAbandon);
+        resolve(result);
+      };
+      const stop = (result: SendResult) => {
+        finish(result);
+        cancel.emit("abort");
+      };
+      const onAbandon = () => stop(failed("the attempt was given up: the delivery worker stopped"));
+      const timer = setTimeout(() => stop(failed(`timed out: no complete answer within ${req.timeoutMs} ms`)), req.timeoutMs);
+      if (req.signal.aborted) return onAbandon();
+      req.signal.addEventListener("abort", onAbandon, { once: true });
+      const started = this.target(req.url);
+      const exchange = started instanceof Promise ? started.then((target) => this.exchange(req, target, headers, recorded, cancel, () => over)) : this.exchange(req, started, headers, recorded, cancel, () => over);
+      exchange.then(finish, (e: unknown) => {
+        if (over) return;
+        if (e instanceof UnsafeUrlError) finish(failed(`not sent: the URL ${e.message}`));
+        else if (e instanceof TargetError) finish(failed(`not sent: ${errorMessage(e.cause)}`));
+        else finish(failed(errorMessage(e)));
+      });
+    });
+  }
+
+  /** The exchange with the receiver once the URL is resolved; `over()` says the attempt already ended (the deadline). */
+  private async exchange(req: SendRequest, target: DeliveryTarget, headers: Record<string, string>, recorded: Record<string, string>, cancel: EventEmitter, over: () => boolean): Promise<SendResult> {
     if (target.url.username || target.url.password) {
       const credentials = `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}`;
       headers.authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
       recorded.authorization = "Basic [credentials from the URL]";
     }
-    // The whole exchange is bounded by timeoutMs: connecting and waiting for the answer's head by
-    // the pool's timeouts (measured from the start), reading the answer by a timer set for what is left.
-    const started = performance.now();
+    const failed = (error: string): SendResult => ({ httpStatus: null, error, responseBody: null, requestHeaders: recorded, abandoned: false });
+    // The deadline passed while the URL was being resolved: nothing is sent (the result is not used).
+    if (over()) return failed("not sent");
     try {
       const res = await this.pool(target, req.timeoutMs).request({
         method: "POST",
         path: target.url.pathname + target.url.search,
         headers: { ...headers, host: target.url.host },
         body: req.body,
-        signal: req.signal,
+        signal: cancel,
       });
-      const { kept, read, complete } = await readAnswer(res.body, req.timeoutMs - (performance.now() - started));
-      if (!complete) return timedOut();
+      const { kept, read, complete } = await readAnswer(res.body);
+      if (!complete) return failed("the connection was closed before the whole answer");
       const retryAfter = res.headers["retry-after"];
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return {
@@ -139,39 +170,49 @@ export class DeliveryClient {
         abandoned: false,
       };
     } catch (e) {
-      if (req.signal.aborted) return failed("the attempt was given up: the delivery worker stopped");
-      const code = (e as { code?: string }).code;
-      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || performance.now() - started >= req.timeoutMs) return timedOut();
       return failed(describeNetworkError(e, target));
     }
   }
 
-  /** The URL checked and resolved (url-guard), reused for TARGET_TTL_MS: the address stays the one checked. */
-  private async target(url: string): Promise<DeliveryTarget> {
+  /** The URL checked and resolved (url-guard), reused for TARGET_TTL_MS: the address stays the one checked. Not a promise when reused. */
+  private target(url: string): DeliveryTarget | Promise<DeliveryTarget> {
     const now = performance.now();
     const hit = this.targets.get(url);
     if (hit && now - hit.at < TARGET_TTL_MS) return hit.target;
-    const target = await this.resolve(url);
-    if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
-    this.targets.set(url, { target, at: now });
-    return target;
+    return this.resolve(url).then(
+      (target) => {
+        if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
+        this.targets.set(url, { target, at: now });
+        return target;
+      },
+      (e: unknown) => {
+        throw e instanceof UnsafeUrlError ? e : new TargetError(e);
+      },
+    );
+  }
+}
+
+/** The URL could not be resolved (other than refused by the guard). */
+class TargetError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(errorMessage(cause));
   }
 }
 
 /**
  * Reads an answer's body: the first RESPONSE_BODY_KEPT bytes kept, at most RESPONSE_BODY_READ read
- * (the rest dropped with the connection), within `timeoutMs` (`complete` false when it ran out).
+ * (the rest dropped with the connection). `complete` is false when the body failed (the attempt's
+ * deadline destroyed it, or the connection closed).
  */
-function readAnswer(body: Readable, timeoutMs: number): Promise<{ kept: Buffer[]; read: number; complete: boolean }> {
+function readAnswer(body: Readable): Promise<{ kept: Buffer[]; read: number; complete: boolean }> {
   return new Promise((resolve) => {
     const kept: Buffer[] = [];
     let read = 0;
     const done = (complete: boolean) => {
-      clearTimeout(timer);
       body.off("data", onData);
       body.off("end", onEnd);
       body.off("error", onError);
-      if (!complete || read >= RESPONSE_BODY_READ) body.destroy();
+      if (!complete || read >= RESPONSE_BODY_READ) body.on("error", () => undefined).destroy();
       resolve({ kept, read, complete });
     };
     const onData = (chunk: Buffer) => {
@@ -181,7 +222,6 @@ function readAnswer(body: Readable, timeoutMs: number): Promise<{ kept: Buffer[]
     };
     const onEnd = () => done(true);
     const onError = () => done(false);
-    const timer = setTimeout(() => done(false), Math.max(0, timeoutMs));
     body.on("data", onData);
     body.on("end", onEnd);
     body.on("error", onError);

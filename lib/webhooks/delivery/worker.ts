@@ -20,6 +20,7 @@
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
+import { setMaxListeners } from "node:events";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { setImmediate } from "node:timers/promises";
@@ -41,16 +42,27 @@ import { CLAIM_SCAN, claimDue, failUnsent, releaseClaims, recordFailure, recordS
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
 /**
- * Rounds of deliveries a worker holds per receiver host: perHost in flight and the next round
- * claimed and waiting, so the host does not wait for a claim to reach the database. (Waiting
- * messages count against WEBHOOK_DELIVERY_CONCURRENCY: a hung host holds at most this many rounds.)
+ * Rounds of deliveries a worker holds per receiver host: perHost in flight and the next two rounds
+ * claimed and waiting, so the host does not wait for a claim to reach the database, even when a
+ * claim takes as long as a round (a busy database; with one round waiting, a fast receiver sat
+ * idle at every claim). (Waiting messages count against WEBHOOK_DELIVERY_CONCURRENCY: a hung host
+ * holds at most this many rounds.)
  */
-const HELD_ROUNDS = 2;
-/**
- * A claim's lease is HELD_ROUNDS times the timeout (a message may wait for the rounds before it
- * to end, each bounded by the timeout) plus this: time to resolve the host and record the attempt.
- */
+const HELD_ROUNDS = 3;
+/** Time a lease allows beyond its attempts: to claim, to record the attempt, and event-loop delays. */
 export const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * How long a claim holds its messages. A claimed message is sent at once or waits for the attempts
+ * ahead of it on its host: with HELD_ROUNDS rounds of perHost held per host, it waits for at most
+ * HELD_ROUNDS - 1 attempts, then its own runs, each ending within timeoutMs of its start (one
+ * deadline covers the whole attempt: lib/webhooks/delivery/send.ts). So its attempt is over within
+ * HELD_ROUNDS × timeoutMs of the claim, and recorded within the margin after that: the lease
+ * ends later, and no other worker claims the message while its attempt may still be in flight.
+ */
+export function leaseMs(timeoutMs: number, marginMs: number): number {
+  return HELD_ROUNDS * timeoutMs + marginMs;
+}
 const RETENTION_EVERY_MS = 3600_000;
 const SIGNING_KEYS_KEPT = 10_000;
 
@@ -109,6 +121,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   const perHost = Math.min(o.perHost, o.concurrency);
   const client = new DeliveryClient(perHost, o.resolve);
   const abandon = new AbortController();
+  // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
+  setMaxListeners(o.concurrency + 10, abandon.signal);
   const inFlight = new Set<Promise<void>>();
   /**
    * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
@@ -119,8 +133,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   let queued = 0;
   const successes = new SuccessRecorder();
   let slotFreed: (() => void) | undefined;
-  /** Deliveries ended since the last claim that found less than it asked for. */
-  let endedSinceShortClaim = 0;
+  /** Deliveries ended so far (their receiver answered or the attempt gave up). */
+  let ended = 0;
   /** The outbox announced due messages since the last claim began. */
   let announced = false;
   /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
@@ -193,7 +207,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     const releaseHost = () => {
       if (answered) return;
       answered = true;
-      endedSinceShortClaim++;
+      ended++;
       host.sending--;
       const next = host.queue.shift();
       if (next) {
@@ -263,7 +277,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
       const fullHosts = [...held].filter(([, n]) => n >= HELD_ROUNDS * perHost).map(([h]) => h);
       announced = false;
-      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: HELD_ROUNDS * o.timeoutMs + o.leaseMarginMs, projectIds: o.projectIds });
+      const endedBefore = ended;
+      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: leaseMs(o.timeoutMs, o.leaseMarginMs), projectIds: o.projectIds });
       const unsent = claimed.filter((m) => !m.isActive && !m.test);
       await failUnsent(unsent);
       for (const m of claimed) if (m.isActive || m.test) dispatch(m);
@@ -273,10 +288,11 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       // deliveries (perHost / 2) has ended, letting the deliveries ending meanwhile end together:
       // one claim then takes half a round's worth, rather than one claim per delivery that ends,
       // while the other half still waits to be sent. Messages announced as due end the wait at once.
-      endedSinceShortClaim = 0;
+      // Deliveries count from the claim's start: those that ended while it ran (all of a host's,
+      // when the database is slow) already freed room.
       const until = performance.now() + o.pollMs;
       const halfRound = Math.ceil(perHost / 2);
-      for (let left = o.pollMs; left > 0 && endedSinceShortClaim < halfRound && !announced && !ctx.signal.aborted; left = until - performance.now()) {
+      for (let left = o.pollMs; left > 0 && ended - endedBefore < halfRound && !announced && !ctx.signal.aborted; left = until - performance.now()) {
         await waitForSlot(ctx.signal, left);
       }
       await setImmediate();
@@ -328,9 +344,12 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
 }
 
 /**
- * Successful attempts are recorded together: those that end while a write is in progress go in
- * the next one, so the database sees one statement per batch rather than one per message.
+ * Successful attempts are recorded together: those that end within SUCCESS_BATCH_MS of the first,
+ * or while a write is in progress, go in one statement, so the database sees one statement per
+ * batch rather than one per message. (The receiver's slot is free before: see `answered`.)
  */
+const SUCCESS_BATCH_MS = 10;
+
 class SuccessRecorder {
   private queue: { m: ClaimedMessage; a: AttemptRecord; resolve: (held: boolean) => void; reject: (e: unknown) => void }[] = [];
   private writing = false;
@@ -339,12 +358,14 @@ class SuccessRecorder {
   add(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ m, a, resolve, reject });
-      if (!this.writing) void this.write();
+      if (!this.writing) {
+        this.writing = true;
+        setTimeout(() => void this.write(), SUCCESS_BATCH_MS);
+      }
     });
   }
 
   private async write(): Promise<void> {
-    this.writing = true;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, 1000);
       try {

@@ -22,11 +22,11 @@
  * (logged; replay covers them).
  */
 import { z } from "zod";
-import { db, rawPool } from "@/lib/db/client";
+import { db, rawPool, rawTransaction, type RawClient } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networkBySlug, type Network } from "@/lib/networks";
-import { CursorConflictError, workerCursor, type Transaction, type WorkerCursor } from "@/lib/workers/cursor";
+import { CursorConflictError, workerCursor, type WorkerCursor } from "@/lib/workers/cursor";
 import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
 import { enqueueMessages, type NewMessage } from "../outbox";
 import type { WebhookEventType } from "../types";
@@ -148,15 +148,22 @@ async function refreshSubscriptions(network: string, source: ChainSource, state:
 }
 
 /** Remembers the blocks the instant stream delivered, and forgets those too deep to matter. */
-async function rememberBlocks(tx: Transaction, network: string, blocks: readonly ChainBlockRef[]): Promise<void> {
+async function rememberBlocks(client: RawClient, network: string, blocks: readonly ChainBlockRef[]): Promise<void> {
   if (blocks.length === 0) return;
-  await tx.$executeRaw`
-    INSERT INTO webhook_chain_blocks (network, number, hash, parent_hash, time)
-    SELECT ${network}, x.n::bigint, x.h, x.p, to_timestamp(x.t)
-    FROM unnest(${blocks.map((b) => b.number.toString())}::text[], ${blocks.map((b) => b.hash)}::text[], ${blocks.map((b) => b.parentHash)}::text[], ${blocks.map((b) => b.timestamp)}::float8[]) AS x(n, h, p, t)
-    ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`;
+  await client.query({
+    name: "webhook-remember-blocks",
+    text: `INSERT INTO webhook_chain_blocks (network, number, hash, parent_hash, time)
+      SELECT $1, x.n::bigint, x.h, x.p, to_timestamp(x.t)
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[]) AS x(n, h, p, t)
+      ON CONFLICT (network, number) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`,
+    values: [network, blocks.map((b) => b.number.toString()), blocks.map((b) => b.hash), blocks.map((b) => b.parentHash), blocks.map((b) => b.timestamp)],
+  });
   const last = blocks.at(-1)!.number;
-  await tx.$executeRaw`DELETE FROM webhook_chain_blocks WHERE network = ${network} AND (number <= ${last - CHAIN_BLOCKS_KEPT} OR number > ${last})`;
+  await client.query({
+    name: "webhook-forget-blocks",
+    text: "DELETE FROM webhook_chain_blocks WHERE network = $1 AND (number <= $2::bigint OR number > $3::bigint)",
+    values: [network, String(last - CHAIN_BLOCKS_KEPT), String(last)],
+  });
 }
 
 /** The messages one block gives a stream's subscriptions: LOG (or TRANSACTION) matches first, then BLOCK_PERIOD. */
@@ -216,14 +223,11 @@ async function undoReorg(network: Network, source: ChainSource, stream: Stream, 
   const value: CursorValue = ancestor
     ? { next: String(ancestor.number + 1n), hash: ancestor.hash }
     : { next: String(dropped[0]?.number ?? tip + 1n), hash: null };
-  await db().$transaction(
-    async (tx) => {
-      await enqueueMessages(tx, removals);
-      await tx.$executeRaw`DELETE FROM webhook_chain_blocks WHERE network = ${network.slug} AND number >= ${BigInt(value.next)}`;
-      await stream.cursor.write(tx, value, { expected: at });
-    },
-    { timeout: 60_000 },
-  );
+  await rawTransaction(async (client) => {
+    await enqueueMessages(client, removals);
+    await client.query("DELETE FROM webhook_chain_blocks WHERE network = $1 AND number >= $2::bigint", [network.slug, value.next]);
+    await stream.cursor.write(client, value, { expected: at });
+  });
   stream.at = value;
   stream.unlinked = !ancestor;
   const range = dropped.length > 0 ? `blocks ${dropped[0]!.number}..${dropped.at(-1)!.number}` : "no remembered block";
@@ -243,9 +247,9 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     const block = await source.block(target, signal);
     if (!block) return false;
     const value = { next: String(target + 1n), hash: block.hash };
-    await db().$transaction(async (tx) => {
-      if (canReorg) await rememberBlocks(tx, slug, [block]);
-      await stream.cursor.write(tx, value, { expected: null });
+    await rawTransaction(async (client) => {
+      if (canReorg) await rememberBlocks(client, slug, [block]);
+      await stream.cursor.write(client, value, { expected: null });
     });
     stream.at = value;
     log.info(`${stream.name} stream starts after block ${target}`);
@@ -296,14 +300,11 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
   const tip = blocks.at(-1)!;
   const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
   signal.throwIfAborted();
-  await db().$transaction(
-    async (tx) => {
-      await enqueueMessages(tx, messages);
-      if (canReorg) await rememberBlocks(tx, slug, blocks);
-      await stream.cursor.write(tx, value, { expected: stream.at });
-    },
-    { timeout: 60_000 },
-  );
+  await rawTransaction(async (client) => {
+    await enqueueMessages(client, messages);
+    if (canReorg) await rememberBlocks(client, slug, blocks);
+    await stream.cursor.write(client, value, { expected: stream.at });
+  });
   stream.at = value;
   stream.unlinked = false;
   return tip.number < target;
