@@ -1,9 +1,11 @@
 // EvmUpstream against a real anvil, through a recording pass-through that shows what reached the
 // node: single calls of one turn of the event loop batched, answers passed on by id, nodes that
 // write their answers otherwise or refuse batches.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NodeAnswer, EvmUpstream } from "./upstream";
+import { EvmUpstream, NodeAnswer, UpstreamUnavailable } from "./upstream";
 import { spawnAnvil, startRecordingProxy, type BareAnvil, type RecordingProxy } from "./testing";
 
 let anvil: BareAnvil;
@@ -116,6 +118,46 @@ describe("EvmUpstream.call", () => {
     const warnings = lines.filter((l) => l.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toContain("one by one");
+  });
+});
+
+describe("EvmUpstream.call when no node takes the batch", () => {
+  it("sends each call alone to a node that answers a batch with no JSON-RPC answer, then no batch for a while", async () => {
+    const { pool, proxy, lines } = await upstream({ batchMax: 10, rewrite: (request, answer) => (request.startsWith("[") ? "batch requests are not supported" : answer) });
+    const first = await Promise.all(CALLS.slice(0, 4).map(([m, p]) => pool.call(m, p)));
+    expect(batchSizes(proxy)).toEqual([1, 3, 1, 1, 1]);
+    for (const [i, [method, params]] of CALLS.slice(0, 4).entries()) expect(first[i]!.value()?.result).toEqual((await direct(method, params)).result);
+    await Promise.all(CALLS.slice(0, 4).map(([m, p]) => pool.call(m, p)));
+    expect(batchSizes(proxy)).toEqual([1, 3, 1, 1, 1, 1, 1, 1, 1]);
+    expect(lines.filter((l) => l.level === 40 && l.msg.includes("one by one"))).toHaveLength(1);
+  });
+
+  it("fails the calls of a batch as it would fail each when the node gives no answer at all, and keeps batching", async () => {
+    // Reads each request, records it, and hangs up without an answer.
+    const bodies: string[] = [];
+    const hangUp = createServer((request) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (c: Buffer) => chunks.push(c));
+      request.on("end", () => {
+        bodies.push(Buffer.concat(chunks).toString());
+        request.socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
+    open.push({ close: () => new Promise<void>((resolve) => hangUp.close(() => resolve())) });
+    const lines: Array<{ msg: string }> = [];
+    const logger = pino({ base: undefined }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
+    const pool = new EvmUpstream([`http://127.0.0.1:${(hangUp.address() as AddressInfo).port}`], { network: "test", batchMax: 10, logger });
+    open.push(pool);
+    for (let round = 0; round < 2; round++) {
+      const outcomes = await Promise.allSettled(CALLS.slice(0, 3).map(([m, p]) => pool.call(m, p)));
+      for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(UpstreamUnavailable);
+    }
+    // Each round: the first call alone, the other two as one batch, never sent again one by one.
+    const sizes = bodies.map((b) => (Array.isArray(JSON.parse(b)) ? (JSON.parse(b) as unknown[]).length : 1));
+    expect(sizes.filter((n) => n === 2)).toHaveLength(2);
+    expect(sizes).toHaveLength(4);
+    expect(lines.filter((l) => l.msg.includes("one by one"))).toHaveLength(0);
   });
 });
 

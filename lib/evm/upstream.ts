@@ -5,9 +5,9 @@
  */
 import { objectItems, objectSpan } from "@/lib/jsonrpc/scan";
 import { componentLogger, type Logger } from "@/lib/log";
-import { NodeFailure, parseJson, UpstreamPool, type PoolOptions, type UpstreamResponse } from "@/lib/upstream/pool";
+import { NodeFailure, parseJson, UpstreamPool, UpstreamUnavailable, type PoolOptions, type UpstreamResponse } from "@/lib/upstream/pool";
 
-export { UpstreamUnavailable } from "@/lib/upstream/pool";
+export { UpstreamUnavailable };
 
 export const UPSTREAM_TIMEOUT_MS = 15_000;
 /** After a node refused a batch, single calls go to it one by one for this long. */
@@ -97,9 +97,14 @@ export class NodeAnswer {
  * when the node left it out). `whole`: a batch was answered by one object (a node that does not
  * take batches, or could not parse this one, answers one error without an id).
  */
-export type Reply = { byId: Array<NodeAnswer | undefined> } | { whole: NodeAnswer };
+export type Reply = { byId: Array<NodeAnswer | undefined> } | { whole: NodeAnswer } | { refused: string };
 
-function readReply(response: UpstreamResponse, calls: number, batch: boolean): Reply {
+/**
+ * `refusable`: a batch answered with no JSON-RPC answer at all (an HTTP error page, plain text)
+ * is a node that does not take batches, not a failing node: `{ refused }`, and the node stays
+ * healthy (its calls can go alone).
+ */
+function readReply(response: UpstreamResponse, calls: number, batch: boolean, refusable: boolean): Reply {
   const text = response.text;
   if (batch) {
     const items = objectItems(text);
@@ -120,7 +125,13 @@ function readReply(response: UpstreamResponse, calls: number, batch: boolean): R
     }
   }
   // Not of the shapes above: parsed, so that what is no JSON-RPC answer at all fails the node.
-  const parsed = jsonRpcAnswer(response);
+  let parsed: unknown;
+  try {
+    parsed = jsonRpcAnswer(response);
+  } catch (e) {
+    if (batch && refusable && e instanceof NodeFailure) return { refused: e.message };
+    throw e;
+  }
   if (Array.isArray(parsed)) {
     // An array where one object was expected, or items that are not all objects.
     const byId: Array<NodeAnswer | undefined> = new Array<NodeAnswer | undefined>(calls).fill(undefined);
@@ -190,10 +201,10 @@ export class EvmUpstream {
    * Sends `calls` in one request (one object for one call, a batch for several) with our ids
    * 0…n−1, and returns the node's answers by those ids.
    */
-  exchange(calls: readonly Call[], opts: { retryable: boolean }): Promise<Reply> {
+  exchange(calls: readonly Call[], opts: { retryable: boolean; refusable?: boolean }): Promise<Reply> {
     const batch = calls.length > 1;
     const body = JSON.stringify(batch ? calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params })) : { jsonrpc: "2.0", id: 0, method: calls[0]!.method, params: calls[0]!.params });
-    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: (response) => readReply(response, calls.length, batch) });
+    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: (response) => readReply(response, calls.length, batch, opts.refusable ?? false) });
   }
 
   /**
@@ -201,8 +212,10 @@ export class EvmUpstream {
    * the event loop and goes with the other single reads made meanwhile, as one batch of at most
    * `batchMax` (a busy gateway then sends one request upstream for many, and writes and parses
    * less); otherwise (an idle gateway, a lone caller) it goes at once. Its answer, or undefined
-   * when the node left it out of the batch. A node that answers a batch with one object is sent
-   * each call alone, and no batch for BATCH_REFUSED_FOR_MS.
+   * when the node left it out of the batch. A node that does not take a batch (one error object
+   * for an answer, or no JSON-RPC answer at all, such as an HTTP error page) is sent each call
+   * alone, and every call goes alone for BATCH_REFUSED_FOR_MS. A node that gives no answer (down,
+   * timed out) fails the calls as it would fail each.
    */
   call(method: string, params: unknown): Promise<NodeAnswer | undefined> {
     if (this.batchMax <= 1 || (this.inFlight === 0 && this.waiting.length === 0) || performance.now() < this.batchRefusedUntil) return this.alone({ method, params });
@@ -215,7 +228,7 @@ export class EvmUpstream {
     this.inFlight++;
     try {
       const reply = await this.exchange([call], { retryable: true });
-      return "whole" in reply ? reply.whole : reply.byId[0];
+      return "byId" in reply ? reply.byId[0] : "whole" in reply ? reply.whole : undefined;
     } finally {
       this.inFlight--;
     }
@@ -236,7 +249,7 @@ export class EvmUpstream {
       this.inFlight++;
       let reply: Reply;
       try {
-        reply = await this.exchange(group, { retryable: true });
+        reply = await this.exchange(group, { retryable: true, refusable: true });
       } finally {
         this.inFlight--;
       }
@@ -244,18 +257,26 @@ export class EvmUpstream {
         group.forEach((w, i) => w.resolve(reply.byId[i]));
         return;
       }
-      if (performance.now() >= this.batchRefusedUntil) {
-        const error = reply.whole.value()?.error as { message?: unknown } | undefined;
-        this.log.warn(
-          { answer: typeof error?.message === "string" ? error.message.slice(0, 200) : undefined },
-          `the node answered a batch of ${group.length} calls with one object: calls go to it one by one for ${BATCH_REFUSED_FOR_MS / 60_000} minutes`,
-        );
-      }
-      this.batchRefusedUntil = performance.now() + BATCH_REFUSED_FOR_MS;
-      await Promise.all(group.map((w) => this.alone(w).then(w.resolve, w.reject)));
+      // The node does not take batches: one error object for the whole, or no JSON-RPC answer.
+      const error = "whole" in reply ? (reply.whole.value()?.error as { message?: unknown } | undefined) : undefined;
+      this.refuseBatches(group.length, "refused" in reply ? reply.refused : typeof error?.message === "string" ? error.message.slice(0, 200) : "one object");
+      await this.eachAlone(group);
     } catch (e) {
       for (const w of group) w.reject(e);
     }
+  }
+
+  /** Sends each call alone and settles it with its own outcome. */
+  private async eachAlone(group: Waiting[]): Promise<void> {
+    await Promise.all(group.map((w) => this.alone(w).then(w.resolve, w.reject)));
+  }
+
+  /** No batch for BATCH_REFUSED_FOR_MS (said once per period). */
+  private refuseBatches(calls: number, answer: string): void {
+    if (performance.now() >= this.batchRefusedUntil) {
+      this.log.warn({ answer }, `the node did not take a batch of ${calls} calls: they go to it one by one, and every call alone for ${BATCH_REFUSED_FOR_MS / 60_000} minutes`);
+    }
+    this.batchRefusedUntil = performance.now() + BATCH_REFUSED_FOR_MS;
   }
 
   close(): Promise<void> {
