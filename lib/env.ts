@@ -19,6 +19,8 @@ const secret = z.preprocess(
 );
 
 /** Retries of a failed webhook delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Standard Webhooks' schedule). */
+/** Most single EVM node calls batched upstream (UPSTREAM_BATCH_MAX) unless configured. */
+export const DEFAULT_UPSTREAM_BATCH_MAX = 50;
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 const nodeEnv = z.enum(["development", "production", "test"]).default("development");
@@ -131,7 +133,7 @@ const schema = z.object({
    * Most single EVM node calls sent upstream together as one JSON-RPC batch when they arrive in the
    * same turn of the event loop (1: every call alone, for a provider that refuses or bills batches).
    */
-  UPSTREAM_BATCH_MAX: integer(1, 1000, 50),
+  UPSTREAM_BATCH_MAX: integer(1, 1000, DEFAULT_UPSTREAM_BATCH_MAX),
   /** First height a consensus or Aptos follower stores into an empty index (default: 100 below the node's head). */
   UPSTREAM_START_HEIGHT: z.preprocess(
     emptyAsUndefined,

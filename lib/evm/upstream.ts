@@ -108,19 +108,11 @@ function readReply(response: UpstreamResponse, calls: number, batch: boolean, re
   const text = response.text;
   if (batch) {
     const items = objectItems(text);
-    if (items) {
-      const byId: Array<NodeAnswer | undefined> = new Array<NodeAnswer | undefined>(calls).fill(undefined);
-      for (const [start, end] of items) {
-        const answer = new NodeAnswer(text.slice(start, end));
-        const id = answer.id();
-        if (id !== undefined && Number.isInteger(id) && id >= 0 && id < calls) byId[id] = answer;
-      }
-      return { byId };
-    }
+    if (items) return { byId: byOurIds(items.map(([start, end]) => new NodeAnswer(text.slice(start, end))), calls) };
   } else {
     const span = objectSpan(text);
     if (span) {
-      const answer = new NodeAnswer(span[0] === 0 && span[1] === text.length ? text : text.slice(span[0], span[1]));
+      const answer = new NodeAnswer(text.slice(span[0], span[1]));
       if (answer.plain) return { byId: [answer] };
     }
   }
@@ -134,17 +126,21 @@ function readReply(response: UpstreamResponse, calls: number, batch: boolean, re
   }
   if (Array.isArray(parsed)) {
     // An array where one object was expected, or items that are not all objects.
-    const byId: Array<NodeAnswer | undefined> = new Array<NodeAnswer | undefined>(calls).fill(undefined);
-    for (const item of parsed) {
-      if (typeof item === "object" && item !== null && typeof (item as { id?: unknown }).id === "number") {
-        const id = (item as { id: number }).id;
-        if (Number.isInteger(id) && id >= 0 && id < calls) byId[id] = new NodeAnswer(JSON.stringify(item), item as Record<string, unknown>);
-      }
-    }
-    return { byId };
+    const objects = parsed.filter((item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item));
+    return { byId: byOurIds(objects.map((item) => new NodeAnswer(JSON.stringify(item), item)), calls) };
   }
   const answer = new NodeAnswer(text, parsed as Record<string, unknown>);
   return batch ? { whole: answer } : { byId: [answer] };
+}
+
+/** The answers placed by the ids we gave the calls (0…calls−1); others are left out. */
+function byOurIds(answers: readonly NodeAnswer[], calls: number): Array<NodeAnswer | undefined> {
+  const byId = new Array<NodeAnswer | undefined>(calls).fill(undefined);
+  for (const answer of answers) {
+    const id = answer.id();
+    if (id !== undefined && Number.isInteger(id) && id >= 0 && id < calls) byId[id] = answer;
+  }
+  return byId;
 }
 
 /** A node of another chain would contradict the catalog's chain id in every answer: it is left out. */
@@ -203,7 +199,8 @@ export class EvmUpstream {
    */
   exchange(calls: readonly Call[], opts: { retryable: boolean; refusable?: boolean }): Promise<Reply> {
     const batch = calls.length > 1;
-    const body = JSON.stringify(batch ? calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params })) : { jsonrpc: "2.0", id: 0, method: calls[0]!.method, params: calls[0]!.params });
+    const requests = calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params }));
+    const body = JSON.stringify(batch ? requests : requests[0]);
     return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: (response) => readReply(response, calls.length, batch, opts.refusable ?? false) });
   }
 

@@ -288,6 +288,8 @@ export class RequestLog {
 const COLUMNS = "project_id, key_id, request_id, at, api, network, method, calls, status, status_class, latency_ms, cu, path, params, result";
 const RECORD = `r(project_id text, key_id text, request_id text, at timestamptz, api text, network text, method text, calls int,
   status int, status_class text, latency_ms real, cu int, path text, params text, result text)`;
+/** The rows of the JSON array $1. */
+const INSERT_ROWS = `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS ${RECORD}`;
 
 /**
  * Inserts the rings' entries, oldest first, in one statement; the projects whose entries were
@@ -322,12 +324,12 @@ async function insert(rings: [string, Ring][]): Promise<void> {
   // Through node-postgres rather than Prisma: the batch is one large parameter, which Prisma's
   // query engine would copy and inspect again (measured: ~16 µs per logged request at c=32).
   if (superseded.length === 0) {
-    await rawPool().query(`INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS ${RECORD}`, [json]);
+    await rawPool().query(INSERT_ROWS, [json]);
     return;
   }
   // The DELETE does not see the rows the INSERT adds (one snapshot): it removes older rows only.
   await rawPool().query(
-    `WITH ins AS (INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS ${RECORD} RETURNING id, project_id)
+    `WITH ins AS (${INSERT_ROWS} RETURNING id, project_id)
      DELETE FROM request_logs d
      USING (SELECT project_id, min(id) AS first FROM ins WHERE project_id = ANY($2::text[]) GROUP BY project_id) f
      WHERE d.project_id = f.project_id AND d.id < f.first`,
