@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, http, keccak256, parseAbiItem, parseGwei, type Address, type Hex, type PublicClient } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { Contract, FetchRequest, JsonRpcProvider, Wallet } from "ethers";
 import { db } from "@/lib/db/client";
 import { MAX_BATCH } from "@/lib/jsonrpc/envelope";
 import { configureNetworks, networkBySlug } from "@/lib/networks";
@@ -197,6 +198,65 @@ describe("viem against the node endpoint", () => {
     expect(replay.id).toBe(2);
     expect(replay.error).toEqual({ code: -32003, message: expect.stringContaining("chain id") }); // anvil's answer, passed through
     expect(replay.result).toBeUndefined();
+  });
+});
+
+describe("ethers against the node endpoint", () => {
+  // ethers' JsonRpcProvider batches the calls made within 10 ms itself (a JSON-RPC batch per
+  // stall), and FetchRequest carries the key header: both forms of the URL, unmodified.
+  const providers = () => {
+    const request = new FetchRequest(`${gw.url}/node/${NET}`);
+    request.setHeader("X-API-KEY", enterprise.apiKey);
+    return {
+      header: new JsonRpcProvider(request, undefined, { staticNetwork: true }),
+      path: new JsonRpcProvider(`${gw.url}/node/${NET}/${enterprise.apiKey}`, undefined, { staticNetwork: true }),
+    };
+  };
+
+  it("reads the network, blocks, balances and an ERC-20 with Contract, in header and path form", async () => {
+    const network = networkBySlug(NET)!;
+    for (const [form, provider] of Object.entries(providers())) {
+      try {
+        expect((await provider.getNetwork()).chainId, form).toBe(BigInt(network.devnetChainId!));
+        const height = await direct.getBlockNumber({ cacheTime: 0 });
+        const holder = traffic.holders[1]!;
+        const token = new Contract(traffic.token, ["function totalSupply() view returns (uint256)", "function balanceOf(address) view returns (uint256)"], provider);
+        const [block, balance, supply, tokens] = await Promise.all([
+          provider.getBlock(Number(height)),
+          provider.getBalance(holder, Number(height)),
+          token.getFunction("totalSupply").staticCall({ blockTag: Number(height) }) as Promise<bigint>,
+          token.getFunction("balanceOf").staticCall(holder, { blockTag: Number(height) }) as Promise<bigint>,
+        ]);
+        const expected = await direct.getBlock({ blockNumber: height });
+        expect(block?.hash, form).toBe(expected.hash);
+        expect(block?.number, form).toBe(Number(height));
+        expect(block?.transactions, form).toEqual(expected.transactions);
+        expect(balance, form).toBe(await direct.getBalance({ address: holder, blockNumber: height }));
+        expect(supply, form).toBe(SUPPLY);
+        expect(tokens, form).toBe(await direct.readContract({ address: traffic.token, abi: BlockgateToken.abi, functionName: "balanceOf", args: [holder], blockNumber: height }));
+      } finally {
+        provider.destroy();
+      }
+    }
+  });
+
+  it("sends a transfer with a Wallet (nonce, fees and gas from the endpoint) and waits for its receipt", async () => {
+    // A key funded straight on anvil, signing in ethers; the transfer goes to a fresh address.
+    const key = generatePrivateKey();
+    expect((await rpcDirect(directUrl, "anvil_setBalance", [privateKeyToAccount(key).address, "0xde0b6b3a7640000"])).error).toBeUndefined();
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const { header } = providers();
+    try {
+      const wallet = new Wallet(key, header);
+      const sent = await wallet.sendTransaction({ to, value: 12_345n });
+      const receipt = await sent.wait(1, 20_000);
+      expect(receipt?.status).toBe(1);
+      expect(receipt?.hash).toBe(sent.hash);
+      expect((await direct.getTransaction({ hash: sent.hash as Hex })).value).toBe(12_345n);
+      expect(await direct.getBalance({ address: to })).toBe(12_345n);
+    } finally {
+      header.destroy();
+    }
   });
 });
 
