@@ -252,7 +252,8 @@ class RequestContext implements GatewayContext {
       statusClass: cls,
       latencyMs: performance.now() - this.started,
       cu: this.cuTotal,
-      path: `${this.req.method ?? "GET"} ${this.req.url ?? "/"}`,
+      httpMethod: this.req.method ?? "GET",
+      url: this.req.url ?? "/",
       params: this.requestBody,
       result: body,
     });

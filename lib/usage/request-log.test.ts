@@ -1,9 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
 import { createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
-import { RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from "./request-log";
+import { maskExcerpt, RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from "./request-log";
 
 // The log reaches PostgreSQL through a proxy that can refuse connections (the database is gone).
 const { proxy } = faultProxyDatabase();
@@ -22,7 +23,8 @@ function entry(projectId: string, i: number, params: string | Buffer): RequestLo
     statusClass: "2xx",
     latencyMs: 1.5,
     cu: 26,
-    path: "POST /node/ethereum-mainnet",
+    httpMethod: "POST",
+    url: "/node/ethereum-mainnet",
     params,
     result: `{"jsonrpc":"2.0","id":${i},"result":"0x1"}`,
   };
@@ -65,12 +67,84 @@ describe("the request log", () => {
     const e = entry(p.projectId, 1, Buffer.from(big));
     e.result = big;
     log.record(e);
-    // What the log holds no longer refers to the large body.
-    expect(Buffer.isBuffer(e.params) && e.params.buffer.byteLength).toBeLessThan(10_000);
-    expect((e.result as string | Buffer).length).toBeLessThan(10_000);
+    // What the log holds no longer refers to the 600 KB bodies: only copies of their excerpts' parts
+    // (each in a slab of Node's Buffer pool, 8 KB).
+    expect(log.heldBytes).toBeGreaterThan(2 * 2048);
+    expect(log.heldBytes).toBeLessThanOrEqual(2 * 8192);
     await log.flush();
     const [row] = await stored(p.projectId);
     expect(row!.params).toBe(`${big.slice(0, 2048)}…`);
     expect(row!.result).toBe(`${big.slice(0, 2048)}…`);
+  });
+
+  it("writes every entry as it was recorded, whatever its texts, after the ring grew, wrapped and was reused", async () => {
+    const p = await createTestProject("Request log, texts of every shape");
+    const log = new RequestLog(captureLogs().logger);
+    // Texts short enough to be copied into the ring and too long for it, ASCII and not (lone
+    // surrogates, NUL, emoji), strings and Buffers (also of invalid UTF-8), absent bodies.
+    const body = fc.oneof(
+      { weight: 1, arbitrary: fc.constant(undefined) },
+      { weight: 4, arbitrary: fc.string({ unit: "binary-ascii", minLength: 100, maxLength: 250 }) },
+      { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 700 }) },
+      { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 20, maxLength: 200 }) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 3000 }) },
+      { weight: 2, arbitrary: fc.uint8Array({ minLength: 50, maxLength: 300 }).map((a) => Buffer.from(a)) },
+      { weight: 1, arbitrary: fc.uint8Array({ maxLength: 900 }).map((a) => Buffer.from(a)) },
+      { weight: 1, arbitrary: fc.constant(`{"jsonrpc":"2.0","method":"eth_call","params":[{"to":"0x00"}],"apiKey":"bg_5Hq2Wr9xKk3pLm7Nd4Tz"}`) },
+    );
+    const url = fc.oneof(
+      fc.constant("/node/ethereum-mainnet"),
+      fc.constant("/node/ethereum-mainnet/bg_5Hq2Wr9xKk3pLm7Nd4Tz?x=1"),
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 900 }).map((s) => `/node/${s}`),
+    );
+    const shapes = fc.sample(fc.record({ params: body, result: body, url, long: fc.boolean() }), { numRuns: 2600, seed: 20261126 });
+    const entries = shapes.map(({ params, result, url, long }, i): RequestLogEntry => ({
+      ...entry(p.projectId, i, params ?? ""),
+      requestId: long ? `req_${i}_${"r".repeat(600)}` : `req_${i}`,
+      method: long ? `eth_${"m".repeat(520)}` : "eth_call",
+      status: 200 + (i % 300),
+      latencyMs: i / 7,
+      cu: i,
+      url,
+      params,
+      result,
+    }));
+    // 1,300 between two flushes (the ring grows from 16 to 1,000, then wraps), then 1,300 more in the reused ring.
+    for (const e of entries.slice(0, 1300)) log.record(e);
+    await log.flush();
+    for (const e of entries.slice(1300)) log.record(e);
+    await log.flush();
+
+    const rows = await db().requestLog.findMany({ where: { projectId: p.projectId }, orderBy: { id: "asc" } });
+    const excerpt = (t: string | Buffer | undefined) => maskExcerpt(t === undefined ? "" : typeof t === "string" ? t.slice(0, 2112) : t.toString("utf8", 0, Math.min(t.length, 2112)));
+    const newest = entries.slice(-REQUEST_LOG_ROWS);
+    expect(rows).toHaveLength(REQUEST_LOG_ROWS);
+    rows.forEach((row, j) => {
+      const e = newest[j]!;
+      expect({
+        requestId: row.requestId,
+        method: row.method,
+        status: row.status,
+        latencyMs: row.latencyMs,
+        cu: row.cu,
+        at: row.at.getTime(),
+        path: row.path,
+        params: row.params,
+        result: row.result,
+      }).toEqual({
+        requestId: e.requestId,
+        method: e.method,
+        status: e.status,
+        latencyMs: Math.round(e.latencyMs * 100) / 100,
+        cu: e.cu,
+        at: e.at,
+        path: maskExcerpt(`POST ${e.url}`, 512),
+        params: excerpt(e.params),
+        result: excerpt(e.result),
+      });
+    });
+    expect(rows.some((r) => r.path.includes("bg_••••"))).toBe(true);
+    expect(rows.some((r) => r.params.includes(`"apiKey":"••••"`))).toBe(true);
+    expect(log.heldBytes).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { AppError } from "@/lib/errors";
 import { networkBySlug } from "@/lib/networks";
 import { getProjectForUser } from "@/lib/projects/service";
 import { queryInput } from "@/lib/webhooks/service";
-import { REQUEST_LOG_ROWS } from "./request-log";
+import { REQUEST_LOG_ROWS, type RequestLogColumns } from "./request-log";
 
 /** The public APIs a request can come through, as the request log names them. */
 export const INTERFACES = ["rpc", "cometbft", "node", "aptos", "v1"] as const;
@@ -81,19 +81,9 @@ export interface RequestDetails extends RequestRow {
   result: string;
 }
 
-interface DbRow {
+interface DbRow extends RequestLogColumns {
   id: bigint;
-  request_id: string;
   at: Date;
-  api: string;
-  network: string;
-  method: string;
-  calls: number;
-  status: number;
-  status_class: string;
-  latency_ms: number;
-  cu: number;
-  key_id: string;
   key_name: string | null;
   path?: string;
   params?: string;
