@@ -147,3 +147,18 @@ export async function waitForQuiet(maxOtherCores: number, maxWaitSec: number, on
     waited = true;
   }
 }
+
+/**
+ * Pins processes (all their threads, and the threads they start later) to one CPU with taskset;
+ * false when that is not possible here (no taskset, one CPU, not Linux).
+ */
+export function pinToCpu(pids: number[], cpu: number): boolean {
+  if (process.platform !== "linux" || os.availableParallelism() <= cpu) return false;
+  try {
+    for (const pid of pids) execFileSync("taskset", ["-a", "-p", "-c", String(cpu), String(pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+

@@ -31,7 +31,7 @@ import { freePort } from "@/lib/testing/ports";
 import { cleanup, tempDir } from "./cleanup";
 import { runLoad, type LoadResult } from "./load";
 import { spawnNode, waitUntilReady, workerPid, type Service } from "./processes";
-import { machineInfo, startCpuAccounting } from "./resources";
+import { machineInfo, pinToCpu, startCpuAccounting } from "./resources";
 import { wholeNumberOption } from "./options";
 import { codeVersion, fmt, markdownTable, prependResultsSection, RESULTS_FILE } from "./results";
 import { secret, throwawayDatabase } from "./database";
@@ -45,6 +45,7 @@ const USAGE = `Usage: npm run bench -- usage-load [options]
   --rates L         comma-separated offered loads in req/s for the write measurement (default 100,5000)
   --rate-duration S seconds per offered load (default 20)
   --no-record       print the results without writing ${RESULTS_FILE}
+  --no-pin          let the scheduler place the servers and the load generator (default: servers on CPU 0, the bench process on CPU 1)
   --cpu-prof        run both servers under node --cpu-prof and print where their CPU time per request goes (no write measurement; implies --no-record)
   --verbose         echo the servers' output`;
 
@@ -70,6 +71,7 @@ interface Options {
   rates: number[];
   rateDurationSec: number;
   record: boolean;
+  pin: boolean;
   cpuProf: boolean;
   verbose: boolean;
 }
@@ -85,6 +87,7 @@ function parseOptions(argv: string[]): Options | undefined {
       rates: { type: "string" },
       "rate-duration": { type: "string" },
       "no-record": { type: "boolean" },
+      "no-pin": { type: "boolean" },
       "cpu-prof": { type: "boolean" },
       verbose: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -104,6 +107,7 @@ function parseOptions(argv: string[]): Options | undefined {
     rates,
     rateDurationSec: whole(values["rate-duration"], 20, "rate-duration", 1),
     record: !(values["no-record"] ?? false) && !(values["cpu-prof"] ?? false),
+    pin: !(values["no-pin"] ?? false),
     cpuProf: values["cpu-prof"] ?? false,
     verbose: values.verbose ?? false,
   };
@@ -246,6 +250,16 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
     });
     servers[mode] = { service, url };
   }
+  // The servers on CPU 0, the load generator on CPU 1 (PostgreSQL free): left to the scheduler,
+  // runs of the same code gave ratios from 0.72 to 1.00, each run's rounds all alike.
+  const pinned =
+    opts.pin &&
+    pinToCpu(
+      Object.values(servers).flatMap(({ service }) => [service.pid, workerPid(service.pid)]),
+      0,
+    ) &&
+    pinToCpu([process.pid], 1);
+  if (opts.pin && !pinned) log("could not pin the servers and the load generator to CPUs (taskset missing or one CPU): running unpinned");
   // Both answer the call itself.
   for (const mode of ["on", "off"] as const) {
     const res = await fetch(servers[mode].url, { method: "POST", headers, body: RPC_BODY });
@@ -395,7 +409,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
 
 - Command: \`npm run bench -- ${["usage-load", ...argv].join(" ")}\`.
 - Code: ${version}.
-- Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), both servers and PostgreSQL share the cores.
+- Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), both servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
 - Servers: two \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
 - Throughput: c=${opts.connections}, a ${opts.warmupSec} s warm-up per server, then ${opts.rounds} rounds of ${opts.durationSec} s alternating on, off, on, off, … so machine noise hits both; medians compared. Server CPU per request is the steadier comparison when the machine is busy.
 - Writes: the "on" server at a fixed offered load (autocannon overallRate, c=${opts.connections}) for ${opts.rateDurationSec} s each; deltas of pg_stat_database (xact_commit, which counts read-only transactions too: on the cached-key path the servers make none; tup_inserted + tup_updated + tup_deleted) and pg_stat_user_tables, read ${STATS_SETTLE_SEC} s after the previous phase and after the load (PostgreSQL reports a backend's counts within that time), divided by the load's seconds. With autovacuum off, the server without accounting then takes the same offered load, for CPU per request at equal traffic. Usage is flushed as one statement per USAGE_FLUSH_MS for all requests. The request log holds only each project's newest 1,000 entries between flushes and writes them in one statement per flush (with the delete of the project's older rows when entries were superseded), and sweeps every 10 s: its rows inserted per second are at most 1,000 per project per flush, whatever the traffic. Counts include the servers' background work (key last-used times, sweeps). Each load runs twice: with autovacuum on, where PostgreSQL's autovacuum and autoanalyze (their own transactions, triggered by the rows written and deleted) fall in the same window and count in transactions/s (their runs are shown), then with autovacuum off for the throwaway database's tables (\`ALTER TABLE … SET (autovacuum_enabled = false)\` on every table of the schema), where the transactions counted are the servers' alone; the flatness target reads the second.
