@@ -122,6 +122,9 @@ describe("a database outage", () => {
     expect(isDatabaseUnreachable(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }))).toBe(true);
     expect(isDatabaseUnreachable(new Error("x", { cause: new Error("Connection terminated unexpectedly") }))).toBe(true);
     expect(isDatabaseUnreachable(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }))).toBe(true);
+    // A node-postgres client used again after its connection failed (inside a transaction, say).
+    expect(isDatabaseUnreachable(new Error("Client has encountered a connection error and is not queryable"))).toBe(true);
+    expect(isDatabaseUnreachable(new Error("Client was closed and is not queryable"))).toBe(true);
     // As Prisma reports a query whose connection died with the postmaster: the SQLSTATE two levels down.
     const prisma = Object.assign(new Error("Invalid `prisma.consensusBlock.findFirst()` invocation: Database error."), {
       code: "P2039",

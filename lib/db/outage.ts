@@ -12,10 +12,12 @@ export const OUTAGE_RETRY_AFTER_S = 5;
 const PROBE_MS = 1000;
 
 // Network failures, and PostgreSQL refusing work while it stops, starts or recovers
-// (SQLSTATE 57P01-57P03, 08xxx connection exceptions), as node-postgres and Prisma report them.
+// (SQLSTATE 57P01-57P03, 08xxx connection exceptions), as node-postgres and Prisma report them; a
+// node-postgres client whose connection failed refuses later queries with no code ("Client has
+// encountered a connection error and is not queryable").
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "P1001", "P1002", "P1017", "P2024"]);
 const UNREACHABLE_TEXT =
-  /Connection terminated|connection is closed|Can't reach database server|Server has closed the connection|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to (administrator command|unexpected postmaster exit)|timed out fetching a new connection|Connection refused|ECONNREFUSED|ECONNRESET/i;
+  /Connection terminated|connection is closed|Can't reach database server|Server has closed the connection|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to (administrator command|unexpected postmaster exit)|timed out fetching a new connection|Connection refused|ECONNREFUSED|ECONNRESET|(?:has encountered a connection error|was closed) and is not queryable/i;
 
 /**
  * Whether an error, or any error it wraps, says that the database could not be reached. Prisma
