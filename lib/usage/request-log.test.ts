@@ -97,52 +97,69 @@ describe("the request log", () => {
       fc.constant("/node/ethereum-mainnet/bg_5Hq2Wr9xKk3pLm7Nd4Tz?x=1"),
       fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 900 }).map((s) => `/node/${s}`),
     );
-    const shapes = fc.sample(fc.record({ params: body, result: body, url, long: fc.boolean() }), { numRuns: 2600, seed: 20261126 });
-    const entries = shapes.map(({ params, result, url, long }, i): RequestLogEntry => ({
-      ...entry(p.projectId, i, params ?? ""),
-      requestId: long ? `req_${i}_${"r".repeat(600)}` : `req_${i}`,
-      method: long ? `eth_${"m".repeat(520)}` : "eth_call",
-      status: 200 + (i % 300),
-      latencyMs: i / 7,
-      cu: i,
-      url,
-      params,
-      result,
-    }));
-    // 1,300 between two flushes (the ring grows from 16 to 1,000, then wraps), then 1,300 more in the reused ring.
-    for (const e of entries.slice(0, 1300)) log.record(e);
-    await log.flush();
-    for (const e of entries.slice(1300)) log.record(e);
-    await log.flush();
-
-    const rows = await db().requestLog.findMany({ where: { projectId: p.projectId }, orderBy: { id: "asc" } });
+    const mixed = fc.record({ params: body, result: body, url, long: fc.boolean() });
+    const ascii = (min: number, max: number) => fc.string({ unit: "binary-ascii", minLength: min, maxLength: max });
+    const small = fc.record({ params: ascii(0, 40), result: ascii(0, 40), url: fc.constant("/node/ethereum-mainnet"), long: fc.constant(false) });
+    const large = fc.record({ params: ascii(180, 220), result: ascii(180, 220), url: fc.constant("/node/ethereum-mainnet"), long: fc.constant(false) });
     const excerpt = (t: string | Buffer | undefined) => maskExcerpt(t === undefined ? "" : typeof t === "string" ? t.slice(0, 2112) : t.toString("utf8", 0, Math.min(t.length, 2112)));
-    const newest = entries.slice(-REQUEST_LOG_ROWS);
-    expect(rows).toHaveLength(REQUEST_LOG_ROWS);
-    rows.forEach((row, j) => {
-      const e = newest[j]!;
-      expect({
-        requestId: row.requestId,
-        method: row.method,
-        status: row.status,
-        latencyMs: row.latencyMs,
-        cu: row.cu,
-        at: row.at.getTime(),
-        path: row.path,
-        params: row.params,
-        result: row.result,
-      }).toEqual({
-        requestId: e.requestId,
-        method: e.method,
-        status: e.status,
-        latencyMs: Math.round(e.latencyMs * 100) / 100,
-        cu: e.cu,
-        at: e.at,
-        path: maskExcerpt(`POST ${e.url}`, 512),
-        params: excerpt(e.params),
-        result: excerpt(e.result),
+    const all: RequestLogEntry[] = [];
+    // Between flushes: the ring grows from 16 to 1,000 and wraps; then it is reused with texts far
+    // smaller and far larger, so its buffer wraps at other places and large texts are held.
+    const rounds: Array<[typeof mixed, number]> = [
+      [mixed, 1300],
+      [small, 1200],
+      [large, 1037],
+      [small, 400],
+      [large, 999],
+      [mixed, 1500],
+    ];
+    for (const [r, [shape, n]] of rounds.entries()) {
+      for (const { params, result, url, long } of fc.sample(shape, { numRuns: n, seed: 20261126 + r })) {
+        const i = all.length;
+        const e: RequestLogEntry = {
+          ...entry(p.projectId, i, params ?? ""),
+          requestId: long ? `req_${i}_${"r".repeat(600)}` : `req_${i}`,
+          method: long ? `eth_${"m".repeat(520)}` : "eth_call",
+          status: 200 + (i % 300),
+          latencyMs: i / 7,
+          cu: i,
+          url,
+          params,
+          result,
+        };
+        all.push(e);
+        log.record(e);
+      }
+      await log.flush();
+      const rows = (await db().requestLog.findMany({ where: { projectId: p.projectId }, orderBy: { id: "asc" } })).slice(-REQUEST_LOG_ROWS);
+      const newest = all.slice(-REQUEST_LOG_ROWS);
+      expect(rows).toHaveLength(newest.length);
+      rows.forEach((row, j) => {
+        const e = newest[j]!;
+        expect({
+          requestId: row.requestId,
+          method: row.method,
+          status: row.status,
+          latencyMs: row.latencyMs,
+          cu: row.cu,
+          at: row.at.getTime(),
+          path: row.path,
+          params: row.params,
+          result: row.result,
+        }).toEqual({
+          requestId: e.requestId,
+          method: e.method,
+          status: e.status,
+          latencyMs: Math.round(e.latencyMs * 100) / 100,
+          cu: e.cu,
+          at: e.at,
+          path: maskExcerpt(`POST ${e.url}`, 512),
+          params: excerpt(e.params),
+          result: excerpt(e.result),
+        });
       });
-    });
+    }
+    const rows = await db().requestLog.findMany({ where: { projectId: p.projectId }, select: { path: true, params: true } });
     expect(rows.some((r) => r.path.includes("bg_••••"))).toBe(true);
     expect(rows.some((r) => r.params.includes(`"apiKey":"••••"`))).toBe(true);
     expect(log.heldBytes).toBe(0);

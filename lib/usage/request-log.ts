@@ -149,7 +149,7 @@ function copyAscii(s: string, bytes: Buffer, at: number): boolean {
  * newest `capacity` entries are never overwritten. Texts that do not fit (large bodies) are held
  * by reference, at most their excerpt's part. The ring is reused after each flush.
  */
-class Ring {
+export class Ring {
   /** Entries held. */
   size = 0;
   /** Entries overwritten since the last flush, never written: the project's rows in the table no longer end where these begin. */

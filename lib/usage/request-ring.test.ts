@@ -1,0 +1,87 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { maskExcerpt, REQUEST_LOG_ROWS, Ring, type RequestLogEntry } from "./request-log";
+
+// A ring copies entries' texts one after another into one buffer, wrapping: these runs change the
+// texts' sizes between and within takes and take at random moments (also just after a wrap), and
+// check that every take answers exactly the newest entries pushed since the last, texts intact.
+
+const ascii = (min: number, max: number) => fc.string({ unit: "binary-ascii", minLength: min, maxLength: max });
+const text = (kind: "small" | "large" | "mixed") =>
+  kind === "small"
+    ? fc.option(ascii(0, 40), { nil: undefined })
+    : kind === "large"
+      ? ascii(150, 240)
+      : fc.oneof(
+          fc.constant(undefined),
+          ascii(0, 500),
+          fc.string({ unit: "binary", maxLength: 300 }),
+          fc.string({ maxLength: 2500 }),
+          fc.uint8Array({ maxLength: 600 }).map((a) => Buffer.from(a)),
+        );
+const phase = fc.constantFrom("small" as const, "large" as const, "mixed" as const).chain((kind) =>
+  fc.record({
+    entries: fc.array(
+      fc.record({
+        params: text(kind),
+        result: text(kind),
+        url: kind === "mixed" ? ascii(0, 120) : fc.constant(""),
+        // A take right after this entry: at any moment, also just after an entry had little room.
+        take: fc.noBias(fc.nat(700)).map((n) => n === 0),
+      }),
+      { minLength: 100, maxLength: 1400, size: "max" },
+    ),
+  }),
+);
+
+const excerpt = (t: string | Buffer | undefined) => maskExcerpt(t === undefined ? "" : typeof t === "string" ? t.slice(0, 2112) : t.toString("utf8", 0, Math.min(t.length, 2112)));
+
+describe("a project's ring of request log entries", () => {
+  it("answers at each take exactly the newest entries pushed since the last, whatever their texts' sizes", () => {
+    fc.assert(
+      fc.property(fc.array(phase, { minLength: 2, maxLength: 6, size: "max" }), (phases) => {
+        const ring = new Ring();
+        let since: RequestLogEntry[] = [];
+        let n = 0;
+        const take = () => {
+          const kept = since.slice(-REQUEST_LOG_ROWS);
+          expect(ring.size).toBe(kept.length);
+          expect(ring.superseded).toBe(since.length - kept.length);
+          const rows = ring.take("p");
+          expect(rows.map((r) => [r.request_id, r.path, r.params, r.result])).toEqual(
+            kept.map((e) => [e.requestId, maskExcerpt(`POST ${e.url}`, 512), excerpt(e.params), excerpt(e.result)]),
+          );
+          expect(ring.size).toBe(0);
+          since = [];
+        };
+        for (const { entries } of phases) {
+          for (const { params, result, url, take: takeAfter } of entries) {
+            const e: RequestLogEntry = {
+              projectId: "p",
+              keyId: "k",
+              requestId: `req_${n++}`,
+              at: n,
+              api: "node",
+              network: "x",
+              method: "eth_call",
+              calls: 1,
+              status: 200,
+              statusClass: "2xx",
+              latencyMs: 1,
+              cu: 1,
+              httpMethod: "POST",
+              url: `/node/x${url}`,
+              params,
+              result,
+            };
+            ring.push(e);
+            since.push(e);
+            if (takeAfter) take();
+          }
+        }
+        take();
+      }),
+      { numRuns: 40, seed: 20261126 },
+    );
+  });
+});
