@@ -161,4 +161,3 @@ export function pinToCpu(pids: number[], cpu: number): boolean {
     return false;
   }
 }
-

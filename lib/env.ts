@@ -18,9 +18,9 @@ const secret = z.preprocess(
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
 );
 
-/** Retries of a failed webhook delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Standard Webhooks' schedule). */
 /** Most single EVM node calls batched upstream (UPSTREAM_BATCH_MAX) unless configured. */
 export const DEFAULT_UPSTREAM_BATCH_MAX = 50;
+/** Retries of a failed webhook delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Standard Webhooks' schedule). */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 const nodeEnv = z.enum(["development", "production", "test"]).default("development");

@@ -257,15 +257,10 @@ export class EvmUpstream {
       // The node does not take batches: one error object for the whole, or no JSON-RPC answer.
       const error = "whole" in reply ? (reply.whole.value()?.error as { message?: unknown } | undefined) : undefined;
       this.refuseBatches(group.length, "refused" in reply ? reply.refused : typeof error?.message === "string" ? error.message.slice(0, 200) : "one object");
-      await this.eachAlone(group);
+      await Promise.all(group.map((w) => this.alone(w).then(w.resolve, w.reject)));
     } catch (e) {
       for (const w of group) w.reject(e);
     }
-  }
-
-  /** Sends each call alone and settles it with its own outcome. */
-  private async eachAlone(group: Waiting[]): Promise<void> {
-    await Promise.all(group.map((w) => this.alone(w).then(w.resolve, w.reject)));
   }
 
   /** No batch for BATCH_REFUSED_FOR_MS (said once per period). */

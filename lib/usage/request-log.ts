@@ -169,7 +169,7 @@ export class Ring {
   private httpMethod: string[] = [];
   private bytes = Buffer.alloc(0);
   /** Where the next entry's texts go in `bytes`. */
-  private written = 0;
+  private textEnd = 0;
   /** Per slot: where its texts begin in `bytes`. */
   private textAt = new Int32Array(0);
   /** Per slot and text: its length in the slot's bytes, HELD or ABSENT. */
@@ -196,7 +196,7 @@ export class Ring {
     this.statusClass[i] = e.statusClass;
     this.httpMethod[i] = e.httpMethod;
     // An entry's texts do not wrap: when an entry could reach past the end, it starts over at 0.
-    let at = this.written + ENTRY_BYTES > this.bytes.length ? 0 : this.written;
+    let at = this.textEnd + ENTRY_BYTES > this.bytes.length ? 0 : this.textEnd;
     const end = at + ENTRY_BYTES;
     this.textAt[i] = at;
     const k = i * TEXTS;
@@ -204,7 +204,7 @@ export class Ring {
     at = this.put(k + METHOD, e.method, at, end);
     at = this.put(k + URL_TEXT, e.url, at, end);
     at = this.put(k + PARAMS, e.params, at, end);
-    this.written = this.put(k + RESULT, e.result, at, end);
+    this.textEnd = this.put(k + RESULT, e.result, at, end);
   }
 
   /** Copies a text into the slot's bytes from `at` when it fits, else holds it; returns where the next text goes. */
@@ -301,7 +301,7 @@ export class Ring {
     }
     this.size = 0;
     this.next = 0;
-    this.written = 0;
+    this.textEnd = 0;
     this.superseded = 0;
     this.refs.fill(undefined);
     return rows;
@@ -517,7 +517,7 @@ const INSERT_ROWS = `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FRO
  * superseded lose their rows older than the ones inserted, in the same statement.
  */
 async function insert(projects: Rows[]): Promise<void> {
-  const rows = projects.length === 1 ? projects[0]!.rows : projects.flatMap((p) => p.rows);
+  const rows = projects.flatMap((p) => p.rows);
   const superseded = projects.filter((p) => p.superseded > 0).map((p) => p.projectId);
   const json = JSON.stringify(rows);
   // Through node-postgres rather than Prisma: the batch is one large parameter, which Prisma's
