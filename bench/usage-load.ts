@@ -2,11 +2,15 @@
  * `npm run bench -- usage-load`: what usage accounting costs the gateway, and how the database
  * writes it causes grow with traffic.
  *
- *   1. Throughput: two real servers (`bin/start.mjs --api-only`, production mode, one throwaway
+ *   1. Throughput: real servers (`bin/start.mjs --api-only`, production mode, one throwaway
  *      PostgreSQL) answer POST /node/ethereum-mainnet eth_chainId at c=32, as bench/gateway.ts
  *      measures: "on" with USAGE_METERING=on and REQUEST_LOG=on (the defaults: usage meter, plan
- *      limits, request log), "off" with USAGE_METERING=off and REQUEST_LOG=off. Rounds alternate
- *      (on, off, on, off, …) so machine noise hits both; the medians are compared.
+ *      limits, request log), "off" with USAGE_METERING=off and REQUEST_LOG=off. Several processes
+ *      per mode: on this VM, identical server processes differ by up to 20 % in throughput, each
+ *      the same from round to round (it is the process, not the moment), so one process per mode
+ *      compared luck as much as accounting. Each round runs every process once, the modes
+ *      alternating; a process's figure is its median over the rounds, a mode's the median of its
+ *      processes'.
  *   2. Database writes: the "on" server at a fixed offered load of 100 and of 5,000 requests/s
  *      (autocannon overallRate); write transactions (pg_stat_database.xact_commit) and rows written
  *      (tup_inserted + tup_updated + tup_deleted, and per table from pg_stat_user_tables) of the
@@ -38,9 +42,13 @@ import { secret, throwawayDatabase } from "./database";
 import { monotonicUs, summarizeCpuProfile } from "./cpu-profile";
 
 const USAGE = `Usage: npm run bench -- usage-load [options]
-  --rounds N        throughput rounds per mode, alternating on/off (default 5)
-  --duration S      measured seconds per throughput run (default 10)
-  --warmup S        warm-up seconds before each mode's first run, discarded (default 2)
+  --shared N        processes serving both modes, on two ports (default 3): the target's measurement
+  --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 10)
+  --turn-duration S measured seconds per port and turn (default 2)
+  --processes N     separate server processes per mode (default 5): identical processes differ by up to 20 % in throughput here
+  --rounds N        throughput rounds, each running every process once, on and off alternating (default 3)
+  --duration S      measured seconds per throughput run (default 5)
+  --warmup S        warm-up seconds before each process's first run, discarded (default 2)
   --connections C   concurrency of the throughput runs (default 32)
   --rates L         comma-separated offered loads in req/s for the write measurement (default 100,5000)
   --rate-duration S seconds per offered load (default 20)
@@ -63,7 +71,35 @@ const USAGE_TABLES = ["usage_buckets", "usage_hours", "usage_days", "usage_flush
 
 type Mode = "on" | "off";
 
+/** A process serving both modes (bench/accounting-server.ts) and what its turns measured. */
+interface SharedServer {
+  n: number;
+  name: string;
+  service: Service;
+  urls: Record<Mode, string>;
+  pids: number[];
+  turns: Array<{ on: number; off: number; onCpuUs: number; offCpuUs: number }>;
+}
+
+/** One server process and what its throughput rounds measured. */
+interface Server {
+  mode: Mode;
+  /** 1, 2, … within its mode. */
+  n: number;
+  name: string;
+  service: Service;
+  url: string;
+  /** The server's process and its worker's. */
+  pids: number[];
+  rps: number[];
+  cpuUs: number[];
+}
+
 interface Options {
+  processes: number;
+  shared: number;
+  turns: number;
+  turnDurationSec: number;
   rounds: number;
   durationSec: number;
   warmupSec: number;
@@ -80,6 +116,10 @@ function parseOptions(argv: string[]): Options | undefined {
   const { values } = parseArgs({
     args: argv,
     options: {
+      processes: { type: "string" },
+      shared: { type: "string" },
+      turns: { type: "string" },
+      "turn-duration": { type: "string" },
       rounds: { type: "string" },
       duration: { type: "string" },
       warmup: { type: "string" },
@@ -100,8 +140,12 @@ function parseOptions(argv: string[]): Options | undefined {
   const rates = (values.rates ?? "100,5000").split(",").map((s) => Number(s.trim()));
   if (rates.length === 0 || rates.some((r) => !Number.isInteger(r) || r < 1 || r > 1_000_000)) throw new Error(`--rates must be whole req/s like 100,5000, got "${values.rates}"\n${USAGE}`);
   return {
-    rounds: whole(values.rounds, 5, "rounds", 1),
-    durationSec: whole(values.duration, 10, "duration", 1),
+    processes: whole(values.processes, 5, "processes", 1),
+    shared: whole(values.shared, 3, "shared", 1),
+    turns: whole(values.turns, 10, "turns", 1),
+    turnDurationSec: whole(values["turn-duration"], 2, "turn-duration", 1),
+    rounds: whole(values.rounds, 3, "rounds", 1),
+    durationSec: whole(values.duration, 5, "duration", 1),
     warmupSec: whole(values.warmup, 2, "warmup", 0),
     connections: whole(values.connections, 32, "connections", 1),
     rates,
@@ -117,6 +161,14 @@ const log = (msg: string) => console.error(`[bench] ${msg}`);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+/** The q-quantile of xs (linear interpolation between the closest ranks). */
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -217,87 +269,119 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
   cleanup.add("disconnect from PostgreSQL", () => disconnectDb());
   const headers = { "Content-Type": "application/json", "X-API-KEY": apiKey };
 
-  // The two servers, one after the other (bin/start.mjs compiles the server on first start).
-  const servers = {} as Record<Mode, { service: Service; url: string }>;
-  for (const mode of ["on", "off"] as const) {
-    const port = await freePort();
-    const profile = opts.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, `profile-${mode}`), "--cpu-prof-interval", "250"] : [];
-    const service = spawnNode(`server (${mode})`, [...profile, "bin/start.mjs", "--api-only"], {
-      cwd: root,
-      echo: opts.verbose,
-      env: {
-        ...process.env,
-        DATABASE_URL: pg.url,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        NODE_ENV: "production",
-        APP_SECRET: pg.appSecret,
-        NEXTAUTH_SECRET: nextauthSecret,
-        DATA_DIR: path.join(work, `data-${mode}`),
-        DEVNETS: "off",
-        // HTTP only: no webhook delivery workers polling the database in the background.
-        ROLE: "web",
-        USAGE_METERING: mode,
-        REQUEST_LOG: mode,
-      },
-    });
-    const url = `http://127.0.0.1:${port}/node/${NETWORK}`;
-    log(`starting the server with accounting ${mode} on port ${port}…`);
-    await waitUntilReady(service, async () => {
+  /** A server's environment: production mode, HTTP only, on the bench's database. */
+  const serverEnv = (port: number, dataDir: string, mode: Mode): NodeJS.ProcessEnv => ({
+    ...process.env,
+    DATABASE_URL: pg.url,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    NODE_ENV: "production",
+    APP_SECRET: pg.appSecret,
+    NEXTAUTH_SECRET: nextauthSecret,
+    DATA_DIR: path.join(work, dataDir),
+    DEVNETS: "off",
+    // HTTP only: no webhook delivery workers polling the database in the background.
+    ROLE: "web",
+    USAGE_METERING: mode,
+    REQUEST_LOG: mode,
+  });
+  const ready = (service: Service, url: string) =>
+    waitUntilReady(service, async () => {
       const res = await fetch(url, { method: "POST", headers, body: RPC_BODY, signal: AbortSignal.timeout(5000) });
-      await res.text();
-      return res.status === 200;
+      const body = (await res.json()) as { result?: unknown };
+      return res.status === 200 && typeof body.result === "string";
     });
-    servers[mode] = { service, url };
-  }
-  // The servers on CPU 0, the load generator on CPU 1 (PostgreSQL free): left to the scheduler,
-  // runs of the same code gave ratios from 0.72 to 1.00, each run's rounds all alike.
-  const pinned =
-    opts.pin &&
-    pinToCpu(
-      Object.values(servers).flatMap(({ service }) => [service.pid, workerPid(service.pid)]),
-      0,
-    ) &&
-    pinToCpu([process.pid], 1);
-  if (opts.pin && !pinned) log("could not pin the servers and the load generator to CPUs (taskset missing or one CPU): running unpinned");
-  // Both answer the call itself.
-  for (const mode of ["on", "off"] as const) {
-    const res = await fetch(servers[mode].url, { method: "POST", headers, body: RPC_BODY });
-    const body = (await res.json()) as { result?: unknown };
-    if (typeof body.result !== "string") throw new Error(`unexpected answer from the server (${mode}): ${JSON.stringify(body)}`);
+
+  // The processes serving both modes (bench/accounting-server.ts): "on" on one port, "off" on another.
+  const sharedServers: SharedServer[] = [];
+  for (let n = 1; n <= opts.shared; n++) {
+    const [port, offPort] = [await freePort(), await freePort()];
+    const name = `server (on and off, shared #${n})`;
+    const service = spawnNode(name, ["bench/accounting-server.mjs"], { cwd: root, echo: opts.verbose, env: { ...serverEnv(port, `data-shared-${n}`, "on"), OFF_PORT: String(offPort) } });
+    const urls = { on: `http://127.0.0.1:${port}/node/${NETWORK}`, off: `http://127.0.0.1:${offPort}/node/${NETWORK}` };
+    log(`starting ${name} on ports ${port} (on) and ${offPort} (off)…`);
+    await ready(service, urls.on);
+    await ready(service, urls.off);
+    sharedServers.push({ n, name, service, urls, pids: [...new Set([service.pid, workerPid(service.pid)])], turns: [] });
   }
 
-  // 1. Throughput, rounds interleaved.
-  const rps: Record<Mode, number[]> = { on: [], off: [] };
-  const cpuUs: Record<Mode, number[]> = { on: [], off: [] };
-  const windows: Record<Mode, Array<[number, number]>> = { on: [], off: [] };
-  const measured: Record<Mode, number> = { on: 0, off: 0 };
+  // The servers: PROCESSES per mode, started one after the other (bin/start.mjs compiles the
+  // server on first start), the modes alternating.
+  const fleet: Record<Mode, Server[]> = { on: [], off: [] };
+  for (let n = 1; n <= opts.processes; n++) {
+    for (const mode of ["on", "off"] as const) {
+      const port = await freePort();
+      // Profiled: the first process of each mode.
+      const profile = opts.cpuProf && n === 1 ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, `profile-${mode}`), "--cpu-prof-interval", "250"] : [];
+      const name = `server (${mode} #${n})`;
+      const service = spawnNode(name, [...profile, "bin/start.mjs", "--api-only"], { cwd: root, echo: opts.verbose, env: serverEnv(port, `data-${mode}-${n}`, mode) });
+      const url = `http://127.0.0.1:${port}/node/${NETWORK}`;
+      log(`starting ${name} on port ${port}…`);
+      await ready(service, url);
+      fleet[mode].push({ mode, n, name, service, url, pids: [...new Set([service.pid, workerPid(service.pid)])], rps: [], cpuUs: [] });
+    }
+  }
+  const all = [...fleet.on, ...fleet.off];
+  // The servers on CPU 0, the load generator on CPU 1 (PostgreSQL free): left to the scheduler,
+  // runs of the same code gave ratios from 0.72 to 1.00, each run's rounds all alike.
+  const pinned = opts.pin && pinToCpu([...all, ...sharedServers].flatMap((s) => s.pids), 0) && pinToCpu([process.pid], 1);
+  if (opts.pin && !pinned) log("could not pin the servers and the load generator to CPUs (taskset missing or one CPU): running unpinned");
+
   const failures: string[] = [];
   const check = (what: string, r: LoadResult) => {
     if (r.non2xx > 0 || r.errors > 0 || r.ok2xx === 0) failures.push(`${what}: ${r.non2xx} non-2xx, ${r.errors} errors, status codes ${JSON.stringify(r.statusCodes)}`);
   };
-  for (const mode of ["on", "off"] as const) {
-    if (opts.warmupSec > 0) check(`warm-up (${mode})`, await runLoad({ url: servers[mode].url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.warmupSec }));
-  }
-  for (let round = 1; round <= opts.rounds; round++) {
+
+  // 1. Throughput, both modes in one process: each turn loads a process's "on" port then its
+  // "off" port (the reverse every other turn), the processes one after the other.
+  for (const s of sharedServers) {
     for (const mode of ["on", "off"] as const) {
-      const { service, url } = servers[mode];
-      const pids = [...new Set([service.pid, workerPid(service.pid)])];
-      const stopCpu = startCpuAccounting({ server: () => pids });
-      const from = monotonicUs();
-      const r = await runLoad({ url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.durationSec });
-      windows[mode].push([from, monotonicUs()]);
-      measured[mode] += r.requests;
-      const cpu = stopCpu();
-      check(`round ${round} (${mode})`, r);
-      rps[mode].push(r.rps);
-      const cores = cpu?.groups.server;
-      if (cpu && cores !== undefined && r.requests > 0) cpuUs[mode].push((cores * cpu.wallSec * 1e6) / r.requests);
-      log(`round ${round} accounting ${mode}: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.latency.p50)} ms${cpu ? `, others ${fmt.cores(cpu.otherCores)} cores` : ""}`);
+      if (opts.warmupSec > 0) check(`warm-up (${s.name}, ${mode})`, await runLoad({ url: s.urls[mode], method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.warmupSec }));
+    }
+  }
+  for (let turn = 1; turn <= opts.turns; turn++) {
+    for (const s of sharedServers) {
+      const got = {} as Record<Mode, { rps: number; cpuUs: number }>;
+      for (const mode of turn % 2 === 1 ? (["on", "off"] as const) : (["off", "on"] as const)) {
+        const stopCpu = startCpuAccounting({ server: () => s.pids });
+        const r = await runLoad({ url: s.urls[mode], method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.turnDurationSec });
+        check(`turn ${turn} (${s.name}, ${mode})`, r);
+        got[mode] = { rps: r.rps, cpuUs: cpuPerRequest(stopCpu(), r.requests) };
+      }
+      s.turns.push({ on: got.on.rps, off: got.off.rps, onCpuUs: got.on.cpuUs, offCpuUs: got.off.cpuUs });
+      log(`turn ${turn} ${s.name}: on ${fmt.rps(got.on.rps)} req/s, off ${fmt.rps(got.off.rps)} req/s (${fmt.ratio(got.on.rps / got.off.rps)})`);
     }
   }
 
-  // 2. Database writes of the "on" server at fixed offered loads (the "off" server stays idle):
+  // 2. Throughput, separate processes: every process once per round, the modes alternating (on #1, off #1, on #2, …,
+  // in reverse order every other round).
+  const windows: Record<Mode, Array<[number, number]>> = { on: [], off: [] };
+  const measured: Record<Mode, number> = { on: 0, off: 0 };
+  const interleaved = fleet.on.flatMap((on, i) => [on, fleet.off[i]!]);
+  if (opts.warmupSec > 0) {
+    for (const s of interleaved) check(`warm-up (${s.name})`, await runLoad({ url: s.url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.warmupSec }));
+  }
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const s of round % 2 === 1 ? interleaved : [...interleaved].reverse()) {
+      const stopCpu = startCpuAccounting({ server: () => s.pids });
+      const from = monotonicUs();
+      const r = await runLoad({ url: s.url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.durationSec });
+      if (s.n === 1) {
+        windows[s.mode].push([from, monotonicUs()]);
+        measured[s.mode] += r.requests;
+      }
+      const cpu = stopCpu();
+      check(`round ${round} (${s.name})`, r);
+      s.rps.push(r.rps);
+      const us = cpuPerRequest(cpu, r.requests);
+      if (Number.isFinite(us)) s.cpuUs.push(us);
+      log(`round ${round} ${s.name}: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.latency.p50)} ms${cpu ? `, others ${fmt.cores(cpu.otherCores)} cores` : ""}`);
+    }
+  }
+  // The database writes below are those of the first process of each mode.
+  const servers = { on: fleet.on[0]!, off: fleet.off[0]! };
+
+  // 3. Database writes of the "on" server at fixed offered loads (the "off" server stays idle):
   // first with autovacuum running, then with it off, so the second counts only the servers' transactions.
   const rateRows: RateRow[] = [];
   const sameLoadCpu: Array<{ offered: number; on: number; off: number }> = [];
@@ -312,7 +396,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
       log(`${label} for ${opts.rateDurationSec} s (statistics settle ${STATS_SETTLE_SEC} s before and after)…`);
       await sleep(STATS_SETTLE_SEC * 1000);
       const before = await readStats();
-      const stopCpu = startCpuAccounting({ server: () => [...new Set([servers.on.service.pid, workerPid(servers.on.service.pid)])] });
+      const stopCpu = startCpuAccounting({ server: () => servers.on.pids });
       const load = await runLoad({ url: servers.on.url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.rateDurationSec, overallRate: offered });
       const cpu = stopCpu();
       check(label, load);
@@ -340,25 +424,59 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
         // The same offered load on the server without accounting (it writes nothing): CPU per
         // request at equal traffic, which the throughput rounds cannot give (a slower server
         // batches fewer answers per event-loop turn, and pays more per request for that alone).
-        const offCpu = startCpuAccounting({ server: () => [...new Set([servers.off.service.pid, workerPid(servers.off.service.pid)])] });
+        const offCpu = startCpuAccounting({ server: () => servers.off.pids });
         const offLoad = await runLoad({ url: servers.off.url, method: "POST", headers, body: RPC_BODY, connections: opts.connections, durationSec: opts.rateDurationSec, overallRate: offered });
         check(`${label} (accounting off)`, offLoad);
         sameLoadCpu.push({ offered, on: cpuPerRequest(cpu, load.requests), off: cpuPerRequest(offCpu(), offLoad.requests) });
       }
     }
   }
-  const died = Object.values(servers).filter((s) => s.service.exited());
+  const processes = [...sharedServers, ...all];
+  const died = processes.filter((s) => s.service.exited());
   for (const s of died) failures.push(`${s.service.name} exited during the load:\n${s.service.output()}`);
-  for (const s of Object.values(servers)) await s.service.stop();
+  for (const s of processes) await s.service.stop();
   if (opts.cpuProf) printProfiles(work, windows, measured, root);
 
   // Report.
-  const medOn = median(rps.on);
-  const medOff = median(rps.off);
-  const ratio = medOn / medOff;
+  // Each process's median over the rounds; each mode's, the median of its processes'.
+  const perProcess = (m: Mode, of: (s: Server) => number[]) => fleet[m].map((s) => median(of(s)));
+  const modeRps = (m: Mode) => median(perProcess(m, (s) => s.rps));
+  const modeCpu = (m: Mode) => median(perProcess(m, (s) => s.cpuUs));
+  const medOn = modeRps("on");
+  const medOff = modeRps("off");
+  const separateRatio = medOn / medOff;
+  const cpuCell = (us: number) => (Number.isFinite(us) ? us.toFixed(0) : "n/a");
+  // Both modes in one process: the ratio of each turn, their median and quartiles.
+  const turnRatios = (ts: SharedServer["turns"]) => ts.map((t) => t.on / t.off);
+  const allTurns = sharedServers.flatMap((s) => s.turns);
+  const ratio = median(turnRatios(allTurns));
+  const spread = (ts: SharedServer["turns"]) => {
+    const r = turnRatios(ts);
+    return `${fmt.ratio(quantile(r, 0.25))}–${fmt.ratio(quantile(r, 0.75))}`;
+  };
+  const sharedRow = (label: string, ts: SharedServer["turns"]) => [
+    label,
+    String(ts.length),
+    fmt.rps(median(ts.map((t) => t.on))),
+    fmt.rps(median(ts.map((t) => t.off))),
+    fmt.ratio(median(turnRatios(ts))),
+    spread(ts),
+    cpuCell(median(ts.map((t) => t.onCpuUs))),
+    cpuCell(median(ts.map((t) => t.offCpuUs))),
+  ];
+  const sharedTable = markdownTable(
+    ["process (on and off)", "turns", "on req/s (median)", "off req/s (median)", "on/off per turn (median)", "on/off quartiles", "on CPU µs/req", "off CPU µs/req"],
+    [...sharedServers.map((s) => sharedRow(`#${s.n}`, s.turns)), sharedRow("**all turns**", allTurns)],
+  );
   const throughput = markdownTable(
-    ["accounting", ...rps.on.map((_, i) => `round ${i + 1} req/s`), "median req/s", "server CPU µs/req (median)"],
-    (["on", "off"] as const).map((m) => [m, ...rps[m].map(fmt.rps), fmt.rps(median(rps[m])), Number.isFinite(median(cpuUs[m])) ? median(cpuUs[m]).toFixed(0) : "n/a"]),
+    ["accounting", "process", ...Array.from({ length: opts.rounds }, (_, i) => `round ${i + 1} req/s`), "median req/s", "server CPU µs/req (median)"],
+    [
+      ...interleaved.map((s) => [s.mode, `#${s.n}`, ...s.rps.map(fmt.rps), fmt.rps(median(s.rps)), cpuCell(median(s.cpuUs))]),
+      ...(["on", "off"] as const).map((m) => {
+        const r = perProcess(m, (s) => s.rps);
+        return [`**${m}**`, `median of ${opts.processes} (${fmt.rps(Math.min(...r))}–${fmt.rps(Math.max(...r))})`, ...Array.from({ length: opts.rounds }, () => ""), `**${fmt.rps(modeRps(m))}**`, `**${cpuCell(modeCpu(m))}**`];
+      }),
+    ],
   );
   const writes = markdownTable(
     ["autovacuum", "offered req/s", "achieved req/s", "transactions/s", "rows written/s (all)", "usage rows/s (usage_*)", "request log rows inserted/s", "request log rows deleted/s", "autovacuum + autoanalyze runs", "server CPU µs/req", "non-2xx", "errors"],
@@ -378,7 +496,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
     ]),
   );
   const verdicts: Array<{ target: string; measured: string; pass: boolean }> = [
-    { target: `throughput on/off at c=${opts.connections} ≥ ${TARGET_RATIO} (accounting costs < 10 %)`, measured: `${fmt.ratio(ratio)} (${fmt.rps(medOn)} / ${fmt.rps(medOff)} req/s)`, pass: ratio >= TARGET_RATIO },
+    { target: `throughput on/off at c=${opts.connections} ≥ ${TARGET_RATIO} (accounting costs < 10 %): both modes in one process, median of ${allTurns.length} turns`, measured: `${fmt.ratio(ratio)} (quartiles ${spread(allTurns)})`, pass: ratio >= TARGET_RATIO },
   ];
   const ours = rateRows.filter((r) => !r.autovacuum);
   const withVacuum = rateRows.filter((r) => r.autovacuum);
@@ -392,13 +510,18 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
   }
   const vLow = withVacuum[0];
   const vHigh = withVacuum[withVacuum.length - 1];
-  const informative: Array<{ target: string; measured: string }> = [];
+  const informative: Array<{ target: string; measured: string }> = [
+    { target: `throughput on/off at c=${opts.connections}, separate processes: median of ${opts.processes} per mode`, measured: `${fmt.ratio(separateRatio)} (${fmt.rps(medOn)} / ${fmt.rps(medOff)} req/s)` },
+  ];
   if (vLow && vHigh && vHigh !== vLow) {
     informative.push({ target: `all transactions/s with autovacuum on, ${fmt.rps(vHigh.offered)} vs ${fmt.rps(vLow.offered)} req/s`, measured: `${vHigh.commitsPerSec.toFixed(1)} vs ${vLow.commitsPerSec.toFixed(1)} (× ${fmt.ratio(vHigh.commitsPerSec / Math.max(vLow.commitsPerSec, 1e-9))}; ${vHigh.autovacuums} vs ${vLow.autovacuums} autovacuum/autoanalyze runs)` });
   }
-  const cpuOn = median(cpuUs.on);
-  const cpuOff = median(cpuUs.off);
-  if (Number.isFinite(cpuOn) && Number.isFinite(cpuOff)) informative.push({ target: `server CPU per request, on − off, throughput rounds (c=${opts.connections}, as fast as answered)`, measured: `${(cpuOn - cpuOff).toFixed(0)} µs (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)})` });
+  const cpuOn = modeCpu("on");
+  const cpuOff = modeCpu("off");
+  const sharedCpuOn = median(allTurns.map((t) => t.onCpuUs));
+  const sharedCpuOff = median(allTurns.map((t) => t.offCpuUs));
+  if (Number.isFinite(sharedCpuOn) && Number.isFinite(sharedCpuOff)) informative.push({ target: `server CPU per request, on − off, both modes in one process (c=${opts.connections}, as fast as answered)`, measured: `${(sharedCpuOn - sharedCpuOff).toFixed(1)} µs (${sharedCpuOn.toFixed(1)} vs ${sharedCpuOff.toFixed(1)})` });
+  if (Number.isFinite(cpuOn) && Number.isFinite(cpuOff)) informative.push({ target: `server CPU per request, on − off, separate processes (c=${opts.connections}, as fast as answered)`, measured: `${(cpuOn - cpuOff).toFixed(0)} µs (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)})` });
   // At low rates the servers' timers (flushes, caches) dominate CPU per request: only the highest rate compares accounting.
   for (const c of sameLoadCpu.slice(-1)) informative.push({ target: `server CPU per request, on − off, both at ${fmt.rps(c.offered)} req/s offered`, measured: `${(c.on - c.off).toFixed(1)} µs (${c.on.toFixed(1)} vs ${c.off.toFixed(1)})` });
   const verdictTable = markdownTable(
@@ -410,9 +533,12 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
 - Command: \`npm run bench -- ${["usage-load", ...argv].join(" ")}\`.
 - Code: ${version}.
 - Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), both servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
-- Servers: two \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
-- Throughput: c=${opts.connections}, a ${opts.warmupSec} s warm-up per server, then ${opts.rounds} rounds of ${opts.durationSec} s alternating on, off, on, off, … so machine noise hits both; medians compared. Server CPU per request is the steadier comparison when the machine is busy.
-- Writes: the "on" server at a fixed offered load (autocannon overallRate, c=${opts.connections}) for ${opts.rateDurationSec} s each; deltas of pg_stat_database (xact_commit, which counts read-only transactions too: on the cached-key path the servers make none; tup_inserted + tup_updated + tup_deleted) and pg_stat_user_tables, read ${STATS_SETTLE_SEC} s after the previous phase and after the load (PostgreSQL reports a backend's counts within that time), divided by the load's seconds. With autovacuum off, the server without accounting then takes the same offered load, for CPU per request at equal traffic. Usage is flushed as one statement per USAGE_FLUSH_MS for all requests. The request log holds only each project's newest 1,000 entries between flushes and writes them in one statement per flush (with the delete of the project's older rows when entries were superseded), and sweeps every 10 s: its rows inserted per second are at most 1,000 per project per flush, whatever the traffic. Counts include the servers' background work (key last-used times, sweeps). Each load runs twice: with autovacuum on, where PostgreSQL's autovacuum and autoanalyze (their own transactions, triggered by the rows written and deleted) fall in the same window and count in transactions/s (their runs are shown), then with autovacuum off for the throwaway database's tables (\`ALTER TABLE … SET (autovacuum_enabled = false)\` on every table of the schema), where the transactions counted are the servers' alone; the flatness target reads the second.
+- Servers: \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
+- Throughput, the target's measurement: ${opts.shared} processes (bench/accounting-server.ts) each serve both modes, the service as \`npm start -- --api-only\` runs it with accounting on one port and a second HTTP server of the same process with accounting off on another. Each turn loads a process's "on" port then its "off" port for ${opts.turnDurationSec} s each (the reverse order every other turn), c=${opts.connections}, after a ${opts.warmupSec} s warm-up of each port; ${opts.turns} turns per process, the processes in turn. The figure is the median of the turns' on/off ratios. The same code and heap serve both modes and each pair of runs is seconds apart, so neither the process nor the moment decides the comparison: on this VM identical server processes differ by up to 20 % in throughput and keep their rank from round to round (an A/A run of four "off" processes: 0.82 to 1.00 of the fastest), and the machine's speed swings by as much within minutes.
+- Throughput, separate processes (for comparison): ${opts.processes} \`bin/start.mjs --api-only\` processes per mode, a ${opts.warmupSec} s warm-up each, then ${opts.rounds} rounds, each running every process for ${opts.durationSec} s (on #1, off #1, on #2, off #2, …, reversed every other round). A process's figure is its median over the rounds; a mode's is the median of its processes' (their range in brackets). Server CPU per request is the steadier comparison when the machine is busy.
+- Writes: the "on" server #1 at a fixed offered load (autocannon overallRate, c=${opts.connections}) for ${opts.rateDurationSec} s each; deltas of pg_stat_database (xact_commit, which counts read-only transactions too: on the cached-key path the servers make none; tup_inserted + tup_updated + tup_deleted) and pg_stat_user_tables, read ${STATS_SETTLE_SEC} s after the previous phase and after the load (PostgreSQL reports a backend's counts within that time), divided by the load's seconds. With autovacuum off, "off" server #1 then takes the same offered load, for CPU per request at equal traffic. Usage is flushed as one statement per USAGE_FLUSH_MS for all requests. The request log holds only each project's newest 1,000 entries between flushes and writes them in one statement per flush (with the delete of the project's older rows when entries were superseded), and sweeps every 10 s: its rows inserted per second are at most 1,000 per project per flush, whatever the traffic. Counts include the servers' background work (key last-used times, sweeps). Each load runs twice: with autovacuum on, where PostgreSQL's autovacuum and autoanalyze (their own transactions, triggered by the rows written and deleted) fall in the same window and count in transactions/s (their runs are shown), then with autovacuum off for the throwaway database's tables (\`ALTER TABLE … SET (autovacuum_enabled = false)\` on every table of the schema), where the transactions counted are the servers' alone; the flatness target reads the second.
+
+${sharedTable}
 
 ${throughput}
 

@@ -2,17 +2,18 @@
 // into one ES module with esbuild when its sources changed, then runs it with plain Node.
 // Production never runs through a TypeScript loader: that costs CPU on every request.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const outDir = path.join(root, ".blockgate");
-const outfile = path.join(outDir, "start.mjs");
-const stamp = path.join(outDir, "start.sha256");
 
-function fingerprint() {
+/**
+ * A fingerprint of what a compiled server depends on: bin/, lib/, the entry point and the lockfile.
+ * @param {string} entry
+ */
+function fingerprint(entry) {
   /** @type {Array<string | number>} */
   const entries = [];
   /** @param {string} p */
@@ -22,15 +23,25 @@ function fingerprint() {
     for (const name of readdirSync(p).sort()) if (name !== "node_modules") walk(path.join(p, name));
   };
   for (const dir of ["bin", "lib"]) walk(path.join(root, dir));
+  walk(entry);
   entries.push(readFileSync(path.join(root, "package-lock.json"), "utf8").length);
   return createHash("sha256").update(entries.join("\n")).digest("hex");
 }
 
-const hash = fingerprint();
-if (!existsSync(outfile) || !existsSync(stamp) || readFileSync(stamp, "utf8") !== hash) {
+/**
+ * Compiles `entry` (TypeScript, with what it imports from lib/) into the ES module `outfile` with
+ * esbuild when its sources changed since the last compilation; returns `outfile`. The benchmarks
+ * compile their own servers the same way (bench/accounting-server.mjs).
+ * @param {string} entry
+ * @param {string} outfile
+ */
+export async function compileServer(entry, outfile) {
+  const stamp = outfile.replace(/\.mjs$/, ".sha256");
+  const hash = fingerprint(entry);
+  if (existsSync(outfile) && existsSync(stamp) && readFileSync(stamp, "utf8") === hash) return outfile;
   const result = await build({
     write: false,
-    entryPoints: [path.join(root, "bin", "start.ts")],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: "node",
@@ -44,7 +55,7 @@ if (!existsSync(outfile) || !existsSync(stamp) || readFileSync(stamp, "utf8") !=
     banner: { js: "import { createRequire as __bgCreateRequire } from 'node:module'; const require = __bgCreateRequire(import.meta.url);" },
   });
   // Written under temporary names and renamed, so two starts at once never run a half-written file.
-  mkdirSync(outDir, { recursive: true });
+  mkdirSync(path.dirname(outfile), { recursive: true });
   for (const file of result.outputFiles) {
     const tmp = `${file.path}.${process.pid}.tmp`;
     writeFileSync(tmp, file.contents);
@@ -52,6 +63,12 @@ if (!existsSync(outfile) || !existsSync(stamp) || readFileSync(stamp, "utf8") !=
   }
   writeFileSync(`${stamp}.${process.pid}.tmp`, hash);
   renameSync(`${stamp}.${process.pid}.tmp`, stamp);
+  return outfile;
 }
-process.chdir(root);
-await import(pathToFileURL(outfile).href);
+
+// Run as a program (npm start), not imported.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const outfile = await compileServer(path.join(root, "bin", "start.ts"), path.join(root, ".blockgate", "start.mjs"));
+  process.chdir(root);
+  await import(pathToFileURL(outfile).href);
+}

@@ -1,0 +1,39 @@
+/**
+ * One server process with two gateways, for `npm run bench -- usage-load`: the service as
+ * `npm start -- --api-only` runs it on PORT (usage metering, plan limits and the request log as
+ * configured), and a second HTTP server of the same process on OFF_PORT with all three off.
+ * Loading the two ports in turn compares accounting on and off in the same process (the same
+ * compiled code, the same heap) at nearly the same moment of the machine.
+ */
+import { startService } from "@/lib/runtime";
+import { startHttpServer } from "@/lib/server";
+import { meter } from "@/lib/usage/meter";
+
+async function main(): Promise<void> {
+  const offPort = Number(process.env.OFF_PORT);
+  if (!Number.isInteger(offPort) || offPort <= 0) throw new Error("OFF_PORT must be a port number");
+  const service = await startService({ withNext: false });
+  const off = await startHttpServer({ host: "127.0.0.1", port: offPort, meter: meter(), metering: false });
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void off
+      .close()
+      .then(() => service.stop())
+      .then(
+        () => process.exit(0),
+        (e: unknown) => {
+          console.error(e);
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
