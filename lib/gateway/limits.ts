@@ -17,10 +17,12 @@ export class RateLimiter {
   private buckets = new Map<string, Bucket>();
 
   /** Takes `cu` tokens or throws TOO_MANY_REQUESTS with the seconds to wait. */
-  take(who: { projectId: string; ownerId: string; plan: Plan }, cu: number, now = performance.now()): void {
+  take(who: { projectId: string; ownerId: string; plan: Plan }, cu: number, at?: number): void {
     const plan = who.plan;
     const rate = PLANS[plan].cuPerSecond;
     if (rate === null || cu <= 0) return;
+    // The clock is read only for a plan with a limit.
+    const now = at ?? performance.now();
     const shared = plan === "FREE";
     const key = shared ? `owner:${who.ownerId}` : who.projectId;
     let b = this.buckets.get(key);

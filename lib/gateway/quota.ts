@@ -76,9 +76,11 @@ export class QuotaTracker {
    * Throws EXCEEDED_QUOTA_LIMIT (with Retry-After: the seconds until the reset) when over, unless
    * overage applies; returns a promise only when it must read the database first.
    */
-  check(projectId: string, plan: Plan, overage = false, now = this.clock()): Promise<void> | undefined {
+  check(projectId: string, plan: Plan, overage = false, at?: number): Promise<void> | undefined {
     const limits = PLANS[plan];
     if (limits.allowanceCu === null) return undefined;
+    // The clock is read only for a plan with an allowance.
+    const now = at ?? this.clock();
     const start = period(limits.period, now).start;
     const u = this.usage.get(projectId);
     const served = overageApplies(plan, overage);
@@ -98,9 +100,10 @@ export class QuotaTracker {
    * The X-RateLimit-* headers for the project's allowance as this process counts it (after `check`
    * ran for the period); undefined for a plan without a fixed allowance.
    */
-  headers(projectId: string, plan: Plan, now = this.clock()): Readonly<Record<string, string>> | undefined {
+  headers(projectId: string, plan: Plan, at?: number): Readonly<Record<string, string>> | undefined {
     const limits = PLANS[plan];
     if (limits.allowanceCu === null) return undefined;
+    const now = at ?? this.clock();
     const u = this.usage.get(projectId);
     const current = u !== undefined && u.periodStart === period(limits.period, now).start;
     const used = current ? u.stored + u.local : 0;

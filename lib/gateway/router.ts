@@ -182,6 +182,9 @@ class RequestContext implements GatewayContext {
   metered = false;
   private parsedUrl: URL | undefined;
   private readonly started = performance.now();
+  /** Wall-clock time (ms since the epoch) read once per request, at `wallFrom` on the performance clock: later times derive from it. */
+  private wallAt = 0;
+  private wallFrom = 0;
   // What the request log needs of the metered calls.
   private calls = 0;
   private cuTotal = 0;
@@ -211,6 +214,15 @@ class RequestContext implements GatewayContext {
     if (this.shared.metering) this.shared.limiter.take(this.principal, cu);
   }
 
+  /** Wall-clock ms at performance-clock time `t` (one Date.now() per request, not one per use). */
+  private wall(t: number): number {
+    if (this.wallAt === 0) {
+      this.wallAt = Date.now();
+      this.wallFrom = t;
+    }
+    return this.wallAt + Math.floor(t - this.wallFrom);
+  }
+
   meter(endpoint: string, cu: number, error: boolean, httpStatus?: number): void {
     this.metered = true;
     const p = this.principal;
@@ -220,17 +232,21 @@ class RequestContext implements GatewayContext {
     if (status === "rpc_error") this.rpcError = true;
     if (!this.shared.metering) return;
     if (!error) this.shared.quota.add(p.projectId, cu);
-    this.shared.meter.record({
-      projectId: p.projectId,
-      keyId: p.keyId,
-      network: this.network.slug,
-      api: this.api,
-      endpoint,
-      status,
-      cu: error ? 0 : cu,
-      error,
-      latencyMs: performance.now() - this.started,
-    });
+    const t = performance.now();
+    this.shared.meter.record(
+      {
+        projectId: p.projectId,
+        keyId: p.keyId,
+        network: this.network.slug,
+        api: this.api,
+        endpoint,
+        status,
+        cu: error ? 0 : cu,
+        error,
+        latencyMs: t - this.started,
+      },
+      this.wall(t),
+    );
   }
 
   /** Logs the finished request (its answer queued with `status` and `body`). */
@@ -239,18 +255,19 @@ class RequestContext implements GatewayContext {
     if (!log) return;
     const p = this.principal;
     const cls: StatusClass = status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx";
+    const t = performance.now();
     log.record({
       projectId: p.projectId,
       keyId: p.keyId,
       requestId: this.requestId,
-      at: Date.now(),
+      at: this.wall(t),
       api: this.api,
       network: this.network.slug,
       method: this.calls > 1 ? "batch" : this.endpoint,
       calls: Math.max(this.calls, 1),
       status,
       statusClass: cls,
-      latencyMs: performance.now() - this.started,
+      latencyMs: t - this.started,
       cu: this.cuTotal,
       httpMethod: this.req.method ?? "GET",
       url: this.req.url ?? "/",

@@ -3,6 +3,7 @@ import { db } from "@/lib/db/client";
 import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
 import { createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
+import { createAdditionalKey } from "@/lib/keys/service";
 import { UsageMeter, type UsageSample } from "./meter";
 
 // The meter reaches PostgreSQL through a proxy that can refuse connections (the database is gone)
@@ -52,6 +53,48 @@ describe("the usage meter", () => {
       ]);
     }
     expect(meter.unwritten).toBe(0);
+  });
+
+  it("counts runs of one key and call, switches between keys, calls and minutes, and flushes in between exactly; records when each key was last used", async () => {
+    const p = await createTestProject("Meter runs", "DEVELOPER");
+    const keyA = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const keyB = (await createAdditionalKey(p.userId, p.projectId, "Second")).id;
+    const meter = new UsageMeter(captureLogs().logger);
+    const minute = Date.UTC(2026, 0, 1, 12, 0);
+    // Runs of one counter (found without the index), and every kind of switch between counters.
+    const sequence: Array<[string, string, number, boolean, number]> = [
+      [keyA, "eth_call", 26, false, 1_000],
+      [keyA, "eth_call", 26, false, 2_000],
+      [keyA, "eth_call", 0, true, 3_000],
+      [keyB, "eth_call", 26, false, 4_000],
+      [keyA, "eth_call", 26, false, 5_000],
+      [keyA, "eth_getLogs", 75, false, 6_000],
+      [keyA, "eth_call", 26, false, 61_000],
+      [keyA, "eth_call", 26, false, 62_000],
+      [keyB, "eth_call", 26, false, 63_000],
+    ];
+    for (const [keyId, endpoint, cu, error, at] of sequence.slice(0, 5)) meter.record(sample(p.projectId, keyId, endpoint, cu, error), minute + at);
+    await meter.flush();
+    // The counter of the last sample before the flush was sent: the same call after it starts a new one.
+    meter.record(sample(p.projectId, keyA, "eth_call", 26), minute + 5_500);
+    for (const [keyId, endpoint, cu, error, at] of sequence.slice(5)) meter.record(sample(p.projectId, keyId, endpoint, cu, error), minute + at);
+    await meter.stop();
+
+    const rows = await db().usageBucket.findMany({ where: { projectId: p.projectId } });
+    const got = rows
+      .map((r) => `${r.minute.toISOString().slice(11, 16)} ${r.keyId === keyA ? "A" : "B"} ${r.endpoint} ${r.status} cu=${Number(r.cu)} n=${r.requests} err=${r.errors}`)
+      .sort();
+    expect(got).toEqual([
+      "12:00 A eth_call 2xx cu=104 n=4 err=0",
+      "12:00 A eth_call rpc_error cu=0 n=1 err=1",
+      "12:00 A eth_getLogs 2xx cu=75 n=1 err=0",
+      "12:00 B eth_call 2xx cu=26 n=1 err=0",
+      "12:01 A eth_call 2xx cu=52 n=2 err=0",
+      "12:01 B eth_call 2xx cu=26 n=1 err=0",
+    ]);
+    const keys = await db().apiKey.findMany({ where: { projectId: p.projectId } });
+    const lastUsed = Object.fromEntries(keys.map((k) => [k.id === keyA ? "A" : "B", k.lastUsedAt?.getTime()]));
+    expect(lastUsed).toEqual({ A: minute + 62_000, B: minute + 63_000 });
   });
 
   it("keeps usage in memory while the database is unreachable, logs that once, and writes it all once when it is back", async () => {

@@ -111,6 +111,12 @@ export class UsageMeter {
   private prunedAt = 0;
   /** When each key was last used (ms since the epoch), since the last write of api_keys.last_used_at. */
   private lastUsed = new Map<string, number>();
+  /**
+   * The counter the last sample went to, and when: a request's samples, and a client's requests,
+   * mostly go to the same counter one after the other, found then without the index.
+   */
+  private last: Counter | undefined;
+  private lastAt = 0;
 
   constructor(
     private readonly log: Logger = componentLogger("usage"),
@@ -120,7 +126,29 @@ export class UsageMeter {
 
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
-    this.lastUsed.set(s.keyId, now);
+    let c = this.last;
+    if (c === undefined || c.minute !== minute || c.keyId !== s.keyId || c.endpoint !== s.endpoint || c.status !== s.status || c.network !== s.network || c.api !== s.api || c.projectId !== s.projectId) {
+      this.releaseLast();
+      c = this.counter(s, minute);
+      this.last = c;
+    }
+    this.lastAt = now;
+    const ms = Math.max(0, Math.round(s.latencyMs));
+    c.cu += s.cu;
+    c.requests += 1;
+    if (s.error) c.errors += 1;
+    c.latencySum += ms;
+    c.hist[latencyBucket(ms)]! += 1;
+  }
+
+  /** Notes when the last sample's key was used; the next sample looks its counter up in the index. */
+  private releaseLast(): void {
+    if (this.last) this.lastUsed.set(this.last.keyId, this.lastAt);
+    this.last = undefined;
+  }
+
+  /** The pending counter of the sample's key, call and status in the minute, made when missing. */
+  private counter(s: UsageSample, minute: number): Counter {
     // Nested maps rather than one composite string key: no string is built or hashed per call.
     let byProject = this.index.get(minute);
     if (!byProject) {
@@ -135,12 +163,7 @@ export class UsageMeter {
       byStatus[slot] = c;
       this.pending.push(c);
     }
-    const ms = Math.max(0, Math.round(s.latencyMs));
-    c.cu += s.cu;
-    c.requests += 1;
-    if (s.error) c.errors += 1;
-    c.latencySum += ms;
-    c.hist[latencyBucket(ms)]! += 1;
+    return c;
   }
 
   /** Requests recorded and not yet known to be written. */
@@ -189,6 +212,7 @@ export class UsageMeter {
       this.unconfirmed = { id: randomUUID(), counters: this.pending };
       this.pending = [];
       this.index = new Map();
+      this.releaseLast();
     }
     try {
       await this.write(this.unconfirmed);
@@ -220,6 +244,7 @@ export class UsageMeter {
    * next flush; the usage counts do not depend on it.
    */
   private async writeLastUsed(): Promise<void> {
+    if (this.last) this.lastUsed.set(this.last.keyId, this.lastAt);
     if (this.lastUsed.size === 0) return;
     const used = [...this.lastUsed];
     this.lastUsed = new Map();
