@@ -190,11 +190,12 @@ export class Ring {
     this.status[i] = e.status;
     this.calls[i] = e.calls;
     this.cu[i] = e.cu;
-    this.keyId[i] = e.keyId;
-    this.api[i] = e.api;
-    this.network[i] = e.network;
-    this.statusClass[i] = e.statusClass;
-    this.httpMethod[i] = e.httpMethod;
+    // These strings outlive requests and mostly repeat: a slot is written only when its value changes.
+    if (this.keyId[i] !== e.keyId) this.keyId[i] = e.keyId;
+    if (this.api[i] !== e.api) this.api[i] = e.api;
+    if (this.network[i] !== e.network) this.network[i] = e.network;
+    if (this.statusClass[i] !== e.statusClass) this.statusClass[i] = e.statusClass;
+    if (this.httpMethod[i] !== e.httpMethod) this.httpMethod[i] = e.httpMethod;
     // An entry's texts do not wrap: when an entry could reach past the end, it starts over at 0.
     let at = this.textEnd + ENTRY_BYTES > this.bytes.length ? 0 : this.textEnd;
     const end = at + ENTRY_BYTES;
@@ -209,9 +210,10 @@ export class Ring {
 
   /** Copies a text into the slot's bytes from `at` when it fits, else holds it; returns where the next text goes. */
   private put(k: number, text: Text, at: number, end: number): number {
+    // The text the slot held by reference before, if any, is let go.
+    if (this.lengths[k] === HELD) this.refs[k] = undefined;
     if (text === undefined) {
       this.lengths[k] = ABSENT;
-      this.refs[k] = undefined;
       return at;
     }
     const room = end - at;
@@ -230,9 +232,13 @@ export class Ring {
         if (written <= room - 4 || written === Buffer.byteLength(text)) n = written;
       }
     }
-    this.refs[k] = n === -1 ? held(text) : undefined;
-    this.lengths[k] = n === -1 ? HELD : n;
-    return n === -1 ? at : at + n;
+    if (n !== -1) {
+      this.lengths[k] = n;
+      return at + n;
+    }
+    this.refs[k] = held(text);
+    this.lengths[k] = HELD;
+    return at;
   }
 
   /** The text `t` of slot `i`, at most its first EXCERPT_SOURCE characters. */
