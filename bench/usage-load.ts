@@ -43,7 +43,7 @@ import { monotonicUs, summarizeCpuProfile } from "./cpu-profile";
 
 const USAGE = `Usage: npm run bench -- usage-load [options]
   --shared N        processes serving both modes, on two ports (default 3): the target's measurement
-  --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 10)
+  --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 20)
   --turn-duration S measured seconds per port and turn (default 2)
   --processes N     separate server processes per mode (default 5): identical processes differ by up to 20 % in throughput here
   --rounds N        throughput rounds, each running every process once, on and off alternating (default 3)
@@ -142,7 +142,7 @@ function parseOptions(argv: string[]): Options | undefined {
   return {
     processes: whole(values.processes, 5, "processes", 1),
     shared: whole(values.shared, 3, "shared", 1),
-    turns: whole(values.turns, 10, "turns", 1),
+    turns: whole(values.turns, 20, "turns", 1),
     turnDurationSec: whole(values["turn-duration"], 2, "turn-duration", 1),
     rounds: whole(values.rounds, 3, "rounds", 1),
     durationSec: whole(values.duration, 5, "duration", 1),
@@ -532,7 +532,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
 
 - Command: \`npm run bench -- ${["usage-load", ...argv].join(" ")}\`.
 - Code: ${version}.
-- Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), both servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
+- Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), the servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
 - Servers: \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
 - Throughput, the target's measurement: ${opts.shared} processes (bench/accounting-server.ts) each serve both modes, the service as \`npm start -- --api-only\` runs it with accounting on one port and a second HTTP server of the same process with accounting off on another. Each turn loads a process's "on" port then its "off" port for ${opts.turnDurationSec} s each (the reverse order every other turn), c=${opts.connections}, after a ${opts.warmupSec} s warm-up of each port; ${opts.turns} turns per process, the processes in turn. The figure is the median of the turns' on/off ratios. The same code and heap serve both modes and each pair of runs is seconds apart, so neither the process nor the moment decides the comparison: on this VM identical server processes differ by up to 20 % in throughput and keep their rank from round to round (an A/A run of four "off" processes: 0.82 to 1.00 of the fastest), and the machine's speed swings by as much within minutes.
 - Throughput, separate processes (for comparison): ${opts.processes} \`bin/start.mjs --api-only\` processes per mode, a ${opts.warmupSec} s warm-up each, then ${opts.rounds} rounds, each running every process for ${opts.durationSec} s (on #1, off #1, on #2, off #2, …, reversed every other round). A process's figure is its median over the rounds; a mode's is the median of its processes' (their range in brackets). Server CPU per request is the steadier comparison when the machine is busy.
