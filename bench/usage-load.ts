@@ -2,15 +2,21 @@
  * `npm run bench -- usage-load`: what usage accounting costs the gateway, and how the database
  * writes it causes grow with traffic.
  *
- *   1. Throughput: real servers (`bin/start.mjs --api-only`, production mode, one throwaway
- *      PostgreSQL) answer POST /node/ethereum-mainnet eth_chainId at c=32, as bench/gateway.ts
- *      measures: "on" with USAGE_METERING=on and REQUEST_LOG=on (the defaults: usage meter, plan
- *      limits, request log), "off" with USAGE_METERING=off and REQUEST_LOG=off. Several processes
- *      per mode: on this VM, identical server processes differ by up to 20 % in throughput, each
- *      the same from round to round (it is the process, not the moment), so one process per mode
- *      compared luck as much as accounting. Each round runs every process once, the modes
- *      alternating; a process's figure is its median over the rounds, a mode's the median of its
- *      processes'.
+ *   1. Throughput: real servers (production mode, one throwaway PostgreSQL) answer
+ *      POST /node/ethereum-mainnet eth_chainId at c=32, as bench/gateway.ts measures, with
+ *      accounting "on" (USAGE_METERING=on and REQUEST_LOG=on, the defaults: usage meter, plan
+ *      limits, request log) and "off" (both off).
+ *      a. The target's measurement: processes that serve both modes (bench/accounting-server.ts:
+ *         the service on one port, a second server of the same process without accounting on
+ *         another), loaded in turns (on then off, or off then on), the median of the turns' ratios.
+ *         Within a process the two modes share the heap and the moment, so the machine's swings
+ *         cancel out; several processes, because how V8 compiles the shared code, and with it the
+ *         ratio, differs from process to process.
+ *      b. For comparison: separate `bin/start.mjs --api-only` processes, several per mode. On this
+ *         VM identical server processes differ by up to 20 % in throughput, each keeping its rank
+ *         from round to round, so one process per mode compares luck as much as accounting. Each
+ *         round runs every process once, the modes alternating; a process's figure is its median
+ *         over the rounds, a mode's the median of its processes'.
  *   2. Database writes: the "on" server at a fixed offered load of 100 and of 5,000 requests/s
  *      (autocannon overallRate); write transactions (pg_stat_database.xact_commit) and rows written
  *      (tup_inserted + tup_updated + tup_deleted, and per table from pg_stat_user_tables) of the
@@ -42,8 +48,8 @@ import { secret, throwawayDatabase } from "./database";
 import { monotonicUs, summarizeCpuProfile } from "./cpu-profile";
 
 const USAGE = `Usage: npm run bench -- usage-load [options]
-  --shared N        processes serving both modes, on two ports (default 3): the target's measurement
-  --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 20)
+  --shared N        processes serving both modes, on two ports (default 6): the target's measurement
+  --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 12)
   --turn-duration S measured seconds per port and turn (default 2)
   --processes N     separate server processes per mode (default 5): identical processes differ by up to 20 % in throughput here
   --rounds N        throughput rounds, each running every process once, on and off alternating (default 3)
@@ -141,8 +147,8 @@ function parseOptions(argv: string[]): Options | undefined {
   if (rates.length === 0 || rates.some((r) => !Number.isInteger(r) || r < 1 || r > 1_000_000)) throw new Error(`--rates must be whole req/s like 100,5000, got "${values.rates}"\n${USAGE}`);
   return {
     processes: whole(values.processes, 5, "processes", 1),
-    shared: whole(values.shared, 3, "shared", 1),
-    turns: whole(values.turns, 20, "turns", 1),
+    shared: whole(values.shared, 6, "shared", 1),
+    turns: whole(values.turns, 12, "turns", 1),
     turnDurationSec: whole(values["turn-duration"], 2, "turn-duration", 1),
     rounds: whole(values.rounds, 3, "rounds", 1),
     durationSec: whole(values.duration, 5, "duration", 1),
@@ -534,7 +540,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
 - Code: ${version}.
 - Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), the servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
 - Servers: \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
-- Throughput, the target's measurement: ${opts.shared} processes (bench/accounting-server.ts) each serve both modes, the service as \`npm start -- --api-only\` runs it with accounting on one port and a second HTTP server of the same process with accounting off on another. Each turn loads a process's "on" port then its "off" port for ${opts.turnDurationSec} s each (the reverse order every other turn), c=${opts.connections}, after a ${opts.warmupSec} s warm-up of each port; ${opts.turns} turns per process, the processes in turn. The figure is the median of the turns' on/off ratios. The same code and heap serve both modes and each pair of runs is seconds apart, so neither the process nor the moment decides the comparison: on this VM identical server processes differ by up to 20 % in throughput and keep their rank from round to round (an A/A run of four "off" processes: 0.82 to 1.00 of the fastest), and the machine's speed swings by as much within minutes.
+- Throughput, the target's measurement: ${opts.shared} processes (bench/accounting-server.ts) each serve both modes, the service as \`npm start -- --api-only\` runs it with accounting on one port and a second HTTP server of the same process with accounting off on another. Each turn loads a process's "on" port then its "off" port for ${opts.turnDurationSec} s each (the reverse order every other turn), c=${opts.connections}, after a ${opts.warmupSec} s warm-up of each port; ${opts.turns} turns per process, the processes in turn. The figure is the median of the turns' on/off ratios. In a process the same heap serves both modes and the two runs of a turn are seconds apart, so the machine's swings (as much as 20 % within minutes here) cancel out. Several processes are still needed: how V8 compiles the code the two modes share differs from process to process, and the on/off ratio with it (single processes of the same code gave 0.90 to 1.03). Separate processes differ by more: identical server processes differ by up to 20 % in throughput here and keep their rank from round to round (an A/A run of four "off" processes: 0.82 to 1.00 of the fastest).
 - Throughput, separate processes (for comparison): ${opts.processes} \`bin/start.mjs --api-only\` processes per mode, a ${opts.warmupSec} s warm-up each, then ${opts.rounds} rounds, each running every process for ${opts.durationSec} s (on #1, off #1, on #2, off #2, …, reversed every other round). A process's figure is its median over the rounds; a mode's is the median of its processes' (their range in brackets). Server CPU per request is the steadier comparison when the machine is busy.
 - Writes: the "on" server #1 at a fixed offered load (autocannon overallRate, c=${opts.connections}) for ${opts.rateDurationSec} s each; deltas of pg_stat_database (xact_commit, which counts read-only transactions too: on the cached-key path the servers make none; tup_inserted + tup_updated + tup_deleted) and pg_stat_user_tables, read ${STATS_SETTLE_SEC} s after the previous phase and after the load (PostgreSQL reports a backend's counts within that time), divided by the load's seconds. With autovacuum off, "off" server #1 then takes the same offered load, for CPU per request at equal traffic. Usage is flushed as one statement per USAGE_FLUSH_MS for all requests. The request log holds only each project's newest 1,000 entries between flushes and writes them in one statement per flush (with the delete of the project's older rows when entries were superseded), and sweeps every 10 s: its rows inserted per second are at most 1,000 per project per flush, whatever the traffic. Counts include the servers' background work (key last-used times, sweeps). Each load runs twice: with autovacuum on, where PostgreSQL's autovacuum and autoanalyze (their own transactions, triggered by the rows written and deleted) fall in the same window and count in transactions/s (their runs are shown), then with autovacuum off for the throwaway database's tables (\`ALTER TABLE … SET (autovacuum_enabled = false)\` on every table of the schema), where the transactions counted are the servers' alone; the flatness target reads the second.
 
