@@ -39,7 +39,7 @@ import { Plan } from "@/lib/db/generated/enums";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
 import { cleanup, tempDir } from "./cleanup";
-import { runLoad, type LoadResult } from "./load";
+import { percentile, runLoad, type LoadResult } from "./load";
 import { spawnNode, waitUntilReady, workerPid, type Service } from "./processes";
 import { machineInfo, pinToCpu, startCpuAccounting } from "./resources";
 import { wholeNumberOption } from "./options";
@@ -60,7 +60,7 @@ const USAGE = `Usage: npm run bench -- usage-load [options]
   --rate-duration S seconds per offered load (default 20)
   --no-record       print the results without writing ${RESULTS_FILE}
   --no-pin          let the scheduler place the servers and the load generator (default: servers on CPU 0, the bench process on CPU 1)
-  --cpu-prof        run both servers under node --cpu-prof and print where their CPU time per request goes (no write measurement; implies --no-record)
+  --cpu-prof        run the first separate server of each mode under node --cpu-prof and print where their CPU time per request goes (no write measurement; implies --no-record)
   --verbose         echo the servers' output`;
 
 const NETWORK = "ethereum-mainnet";
@@ -168,14 +168,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-/** The q-quantile of xs (linear interpolation between the closest ranks). */
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const at = (s.length - 1) * q;
-  const lo = Math.floor(at);
-  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
-};
+/** A server's process and its worker's (the node process behind a wrapper, if any). */
+const pidsOf = (service: Service) => [...new Set([service.pid, workerPid(service.pid)])];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Stats {
@@ -308,7 +302,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
     log(`starting ${name} on ports ${port} (on) and ${offPort} (off)…`);
     await ready(service, urls.on);
     await ready(service, urls.off);
-    sharedServers.push({ n, name, service, urls, pids: [...new Set([service.pid, workerPid(service.pid)])], turns: [] });
+    sharedServers.push({ n, name, service, urls, pids: pidsOf(service), turns: [] });
   }
 
   // The servers: PROCESSES per mode, started one after the other (bin/start.mjs compiles the
@@ -324,12 +318,12 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
       const url = `http://127.0.0.1:${port}/node/${NETWORK}`;
       log(`starting ${name} on port ${port}…`);
       await ready(service, url);
-      fleet[mode].push({ mode, n, name, service, url, pids: [...new Set([service.pid, workerPid(service.pid)])], rps: [], cpuUs: [] });
+      fleet[mode].push({ mode, n, name, service, url, pids: pidsOf(service), rps: [], cpuUs: [] });
     }
   }
   const all = [...fleet.on, ...fleet.off];
-  // The servers on CPU 0, the load generator on CPU 1 (PostgreSQL free): left to the scheduler,
-  // runs of the same code gave ratios from 0.72 to 1.00, each run's rounds all alike.
+  // The servers on CPU 0, the load generator on CPU 1 (PostgreSQL free): the load generator never
+  // takes CPU time from the server it measures.
   const pinned = opts.pin && pinToCpu([...all, ...sharedServers].flatMap((s) => s.pids), 0) && pinToCpu([process.pid], 1);
   if (opts.pin && !pinned) log("could not pin the servers and the load generator to CPUs (taskset missing or one CPU): running unpinned");
 
@@ -457,8 +451,8 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
   const allTurns = sharedServers.flatMap((s) => s.turns);
   const ratio = median(turnRatios(allTurns));
   const spread = (ts: SharedServer["turns"]) => {
-    const r = turnRatios(ts);
-    return `${fmt.ratio(quantile(r, 0.25))}–${fmt.ratio(quantile(r, 0.75))}`;
+    const r = Float64Array.from(turnRatios(ts)).sort();
+    return `${fmt.ratio(percentile(r, 25))}–${fmt.ratio(percentile(r, 75))}`;
   };
   const sharedRow = (label: string, ts: SharedServer["turns"]) => [
     label,

@@ -30,8 +30,7 @@ function fingerprint(entry) {
 
 /**
  * Compiles `entry` (TypeScript, with what it imports from lib/) into the ES module `outfile` with
- * esbuild when its sources changed since the last compilation; returns `outfile`. The benchmarks
- * compile their own servers the same way (bench/accounting-server.mjs).
+ * esbuild when its sources changed since the last compilation; returns `outfile`.
  * @param {string} entry
  * @param {string} outfile
  */
@@ -66,9 +65,16 @@ export async function compileServer(entry, outfile) {
   return outfile;
 }
 
-// Run as a program (npm start), not imported.
-if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const outfile = await compileServer(path.join(root, "bin", "start.ts"), path.join(root, ".blockgate", "start.mjs"));
+/**
+ * Compiles `entry` (a path from the project's root) into .blockgate/<its name>.mjs and runs it
+ * from the project's root.
+ * @param {string} entry
+ */
+export async function runServer(entry) {
+  const outfile = await compileServer(path.join(root, entry), path.join(root, ".blockgate", `${path.basename(entry, ".ts")}.mjs`));
   process.chdir(root);
   await import(pathToFileURL(outfile).href);
 }
+
+// Run as a program (npm start), not imported.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await runServer("bin/start.ts");

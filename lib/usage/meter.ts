@@ -244,7 +244,7 @@ export class UsageMeter {
    * next flush; the usage counts do not depend on it.
    */
   private async writeLastUsed(): Promise<void> {
-    if (this.last) this.lastUsed.set(this.last.keyId, this.lastAt);
+    this.releaseLast();
     if (this.lastUsed.size === 0) return;
     const used = [...this.lastUsed];
     this.lastUsed = new Map();
