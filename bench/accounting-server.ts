@@ -1,5 +1,5 @@
 /**
- * One server process with two gateways, for `npm run bench -- usage-load`: the service as
+ * One server process with two gateways, for `npm run bench -- usage`: the service as
  * `npm start -- --api-only` runs it on PORT (usage metering, plan limits and the request log as
  * configured), and a second HTTP server of the same process on OFF_PORT with all three off.
  * Loading the two ports in turn compares accounting on and off in the same process (the same

@@ -15,7 +15,6 @@ import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import { SOCKET_LIMITS } from "@/lib/consensus/cometbft/websocket";
 import { generateBlocks } from "@/lib/consensus/devnet/producer";
-import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer } from "@/lib/server";
@@ -50,7 +49,6 @@ export async function cometbftWsBench(argv: string[]): Promise<number> {
   const blocks = option(argv, "blocks", 30);
   const txs = option(argv, "txs", 8);
   await throwawayDatabase("cometbft-ws-");
-  resetEnv();
   const network = networkBySlug("babylon-testnet")!;
   const user = await createUser({ email: `bench-${Date.now()}@example.com`, password: "correct horse battery" });
   const { projectId, apiKey } = await createProject(user.id, "Subscribers");

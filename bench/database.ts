@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { startEmbeddedPostgres } from "@/lib/db/embedded";
 import { applyMigrations } from "@/lib/db/migrate";
+import { resetEnv } from "@/lib/env";
 import { freePort } from "@/lib/testing/ports";
 import { cleanup, tempDir } from "./cleanup";
 
@@ -9,21 +10,29 @@ import { cleanup, tempDir } from "./cleanup";
 export const secret = (): string => randomBytes(32).toString("base64url");
 
 /**
- * A throwaway embedded PostgreSQL with the migrations applied, stopped by the cleanup stack; this
- * process's DATABASE_URL and APP_SECRET point at it (APP_SECRET encrypts the keys a bench creates).
+ * A throwaway embedded PostgreSQL with the migrations applied, stopped by `stop()` or else by the
+ * cleanup stack; this process's DATABASE_URL and APP_SECRET point at it (APP_SECRET encrypts the
+ * keys a bench creates), and the environment is read again (lib/env.ts caches what it read).
  */
-export async function throwawayDatabase(prefix: string): Promise<{ url: string; appSecret: string }> {
+export async function throwawayDatabase(prefix: string): Promise<{ url: string; appSecret: string; stop: () => Promise<void> }> {
   const pgDir = await tempDir(`${prefix}pg-`);
   console.error("[bench] starting a throwaway PostgreSQL…");
   const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
-  cleanup.add("stop PostgreSQL", async () => {
+  const stopPg = async () => {
     const handle = await pgStart.catch(() => undefined);
     await handle?.stop();
-  });
+  };
+  const unregister = cleanup.add("stop PostgreSQL", stopPg);
   const pg = await pgStart;
   await applyMigrations(pg.url);
   const appSecret = secret();
   process.env.DATABASE_URL = pg.url;
   process.env.APP_SECRET = appSecret;
-  return { url: pg.url, appSecret };
+  resetEnv();
+  // Stopped early by hand (a bench with several parts), or by the cleanup.
+  const stop = async () => {
+    unregister();
+    await stopPg();
+  };
+  return { url: pg.url, appSecret, stop };
 }

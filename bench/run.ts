@@ -24,12 +24,8 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     load: async () => (await import("./query-plan")).queryPlanBench,
   },
   usage: {
-    summary: "usage API chart queries over 90 days of a busy project's generated usage (minutes, hours, days) and the quota read",
+    summary: "usage accounting: gateway req/s at c=32 with metering, limits and the request log on vs off, database writes/s at 100 and 5,000 req/s, chart queries over 90 days of a busy project (--only charts|load)",
     load: async () => (await import("./usage")).usageBench,
-  },
-  "usage-load": {
-    summary: "gateway req/s at c=32 with usage metering, limits and the request log on vs off (interleaved rounds), and database writes/s at 100 and 5,000 req/s",
-    load: async () => (await import("./usage-load")).usageLoadBench,
   },
   "webhook-delivery": {
     summary: "webhook delivery workers: deliveries/s to a local receiver vs bare undici POSTs to it",

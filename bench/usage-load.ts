@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- usage-load`: what usage accounting costs the gateway, and how the database
- * writes it causes grow with traffic.
+ * The load part of `npm run bench -- usage` (bench/usage.ts): what usage accounting costs the
+ * gateway, and how the database writes it causes grow with traffic.
  *
  *   1. Throughput: real servers (production mode, one throwaway PostgreSQL) answer
  *      POST /node/ethereum-mainnet eth_chainId at c=32, as bench/gateway.ts measures, with
@@ -32,7 +32,6 @@
 import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
@@ -41,14 +40,14 @@ import { freePort } from "@/lib/testing/ports";
 import { cleanup, tempDir } from "./cleanup";
 import { percentile, runLoad, type LoadResult } from "./load";
 import { spawnNode, waitUntilReady, workerPid, type Service } from "./processes";
-import { machineInfo, pinToCpu, startCpuAccounting } from "./resources";
+import { pinToCpu, startCpuAccounting } from "./resources";
 import { wholeNumberOption } from "./options";
-import { codeVersion, fmt, markdownTable, prependResultsSection, RESULTS_FILE } from "./results";
+import { fmt, markdownTable } from "./results";
 import { secret, throwawayDatabase } from "./database";
 import { monotonicUs, summarizeCpuProfile } from "./cpu-profile";
 
-const USAGE = `Usage: npm run bench -- usage-load [options]
-  --shared N        processes serving both modes, on two ports (default 6): the target's measurement
+/** The load part's options, for the usage bench's help. */
+export const LOAD_OPTIONS_HELP = `  --shared N        processes serving both modes, on two ports (default 6): the target's measurement
   --turns N         turns per such process, each loading its "on" port then its "off" port (or the reverse) (default 12)
   --turn-duration S measured seconds per port and turn (default 2)
   --processes N     separate server processes per mode (default 5): identical processes differ by up to 20 % in throughput here
@@ -58,7 +57,6 @@ const USAGE = `Usage: npm run bench -- usage-load [options]
   --connections C   concurrency of the throughput runs (default 32)
   --rates L         comma-separated offered loads in req/s for the write measurement (default 100,5000)
   --rate-duration S seconds per offered load (default 20)
-  --no-record       print the results without writing ${RESULTS_FILE}
   --no-pin          let the scheduler place the servers and the load generator (default: servers on CPU 0, the bench process on CPU 1)
   --cpu-prof        run the first separate server of each mode under node --cpu-prof and print where their CPU time per request goes (no write measurement; implies --no-record)
   --verbose         echo the servers' output`;
@@ -101,7 +99,7 @@ interface Server {
   cpuUs: number[];
 }
 
-interface Options {
+export interface LoadOptions {
   processes: number;
   shared: number;
   turns: number;
@@ -112,39 +110,36 @@ interface Options {
   connections: number;
   rates: number[];
   rateDurationSec: number;
-  record: boolean;
   pin: boolean;
   cpuProf: boolean;
   verbose: boolean;
 }
 
-function parseOptions(argv: string[]): Options | undefined {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      processes: { type: "string" },
-      shared: { type: "string" },
-      turns: { type: "string" },
-      "turn-duration": { type: "string" },
-      rounds: { type: "string" },
-      duration: { type: "string" },
-      warmup: { type: "string" },
-      connections: { type: "string" },
-      rates: { type: "string" },
-      "rate-duration": { type: "string" },
-      "no-record": { type: "boolean" },
-      "no-pin": { type: "boolean" },
-      "cpu-prof": { type: "boolean" },
-      verbose: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  });
-  if (values.help) return undefined;
-  const option = wholeNumberOption(USAGE);
+/** The load part's options for node:util parseArgs. */
+export const LOAD_ARGS = {
+  processes: { type: "string" },
+  shared: { type: "string" },
+  turns: { type: "string" },
+  "turn-duration": { type: "string" },
+  rounds: { type: "string" },
+  duration: { type: "string" },
+  warmup: { type: "string" },
+  connections: { type: "string" },
+  rates: { type: "string" },
+  "rate-duration": { type: "string" },
+  "no-pin": { type: "boolean" },
+  "cpu-prof": { type: "boolean" },
+  verbose: { type: "boolean" },
+} as const;
+
+type LoadValues = { [K in keyof typeof LOAD_ARGS]?: (typeof LOAD_ARGS)[K]["type"] extends "string" ? string : boolean };
+
+/** The load part's options from parsed arguments; a bad value fails with the usage text. */
+export function loadOptions(values: LoadValues, usage: string): LoadOptions {
+  const option = wholeNumberOption(usage);
   const whole = (raw: string | undefined, fallback: number, name: string, min: number) => option(raw, fallback, name, { min });
   const rates = (values.rates ?? "100,5000").split(",").map((s) => Number(s.trim()));
-  if (rates.length === 0 || rates.some((r) => !Number.isInteger(r) || r < 1 || r > 1_000_000)) throw new Error(`--rates must be whole req/s like 100,5000, got "${values.rates}"\n${USAGE}`);
+  if (rates.length === 0 || rates.some((r) => !Number.isInteger(r) || r < 1 || r > 1_000_000)) throw new Error(`--rates must be whole req/s like 100,5000, got "${values.rates}"\n${usage}`);
   return {
     processes: whole(values.processes, 5, "processes", 1),
     shared: whole(values.shared, 6, "shared", 1),
@@ -156,11 +151,18 @@ function parseOptions(argv: string[]): Options | undefined {
     connections: whole(values.connections, 32, "connections", 1),
     rates,
     rateDurationSec: whole(values["rate-duration"], 20, "rate-duration", 1),
-    record: !(values["no-record"] ?? false) && !(values["cpu-prof"] ?? false),
     pin: !(values["no-pin"] ?? false),
     cpuProf: values["cpu-prof"] ?? false,
     verbose: values.verbose ?? false,
   };
+}
+
+/** What a part of a bench measured: its description and tables, targets, other figures, and failures (no figures then). */
+export interface PartResult {
+  text: string;
+  verdicts: Array<{ target: string; measured: string; pass: boolean }>;
+  informative: Array<{ target: string; measured: string }>;
+  failures: string[];
 }
 
 const log = (msg: string) => console.error(`[bench] ${msg}`);
@@ -248,15 +250,9 @@ function printProfiles(work: string, windows: Record<Mode, Array<[number, number
   console.log(markdownTable(["function", "on", "off", "on − off"], rows.map((r) => [r.n, r.on.toFixed(2), r.off.toFixed(2), (r.on - r.off).toFixed(2)])));
 }
 
-export async function usageLoadBench(argv: string[]): Promise<number> {
-  const opts = parseOptions(argv);
-  if (!opts) {
-    console.log(USAGE);
-    return 0;
-  }
+/** Throughput with accounting on and off, and the database writes at fixed offered loads. */
+export async function measureAccountingLoad(opts: LoadOptions): Promise<PartResult> {
   const root = process.cwd();
-  const started = new Date();
-  const version = codeVersion(["lib/server.ts", "lib/gateway", "lib/usage", "lib/runtime.ts"], root);
 
   // One throwaway PostgreSQL, one ENTERPRISE project (no CU/s limit nor allowance: nothing is
   // refused, but the limiter and the allowance check still run for every request when "on").
@@ -524,15 +520,7 @@ export async function usageLoadBench(argv: string[]): Promise<number> {
   if (Number.isFinite(cpuOn) && Number.isFinite(cpuOff)) informative.push({ target: `server CPU per request, on − off, separate processes (c=${opts.connections}, as fast as answered)`, measured: `${(cpuOn - cpuOff).toFixed(0)} µs (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)})` });
   // At low rates the servers' timers (flushes, caches) dominate CPU per request: only the highest rate compares accounting.
   for (const c of sameLoadCpu.slice(-1)) informative.push({ target: `server CPU per request, on − off, both at ${fmt.rps(c.offered)} req/s offered`, measured: `${(c.on - c.off).toFixed(1)} µs (${c.on.toFixed(1)} vs ${c.off.toFixed(1)})` });
-  const verdictTable = markdownTable(
-    ["target", "measured", "verdict"],
-    [...verdicts.map((v) => [v.target, v.measured, v.pass ? "PASS" : "MISS"]), ...informative.map((i) => [i.target, i.measured, "—"])],
-  );
-  const section = `## usage-load — ${started.toISOString()}
-
-- Command: \`npm run bench -- ${["usage-load", ...argv].join(" ")}\`.
-- Code: ${version}.
-- Machine: ${machineInfo()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end. The load generator (autocannon, in the bench process), the servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
+  const text = `- Cores: the load generator (autocannon, in the bench process), the servers and PostgreSQL share the cores${pinned ? "; the servers are pinned to CPU 0 and the load generator to CPU 1 (taskset), PostgreSQL runs where the scheduler puts it" : ", unpinned"}.
 - Servers: \`node bin/start.mjs --api-only\` (NODE_ENV=production, DEVNETS=off, ROLE=web: no webhook workers polling the database) on one throwaway PostgreSQL, \`POST /node/${NETWORK}\` \`eth_chainId\` (answered from the network catalog) with the key of an ENTERPRISE project. **on**: USAGE_METERING=on and REQUEST_LOG=on, the defaults: every request is metered into the per-minute buckets and rollups, passes the CU-per-second limiter and the allowance check (the ENTERPRISE plan has neither limit, so nothing is refused: the checks take their early exit) and is appended to the request log. **off**: USAGE_METERING=off and REQUEST_LOG=off: none of that runs. Everything else (key verification, routing, JSON-RPC) is the same code.
 - Throughput, the target's measurement: ${opts.shared} processes (bench/accounting-server.ts) each serve both modes, the service as \`npm start -- --api-only\` runs it with accounting on one port and a second HTTP server of the same process with accounting off on another. Each turn loads a process's "on" port then its "off" port for ${opts.turnDurationSec} s each (the reverse order every other turn), c=${opts.connections}, after a ${opts.warmupSec} s warm-up of each port; ${opts.turns} turns per process, the processes in turn. The figure is the median of the turns' on/off ratios. In a process the same heap serves both modes and the two runs of a turn are seconds apart, so the machine's swings (as much as 20 % within minutes here) cancel out. Several processes are still needed: how V8 compiles the code the two modes share differs from process to process, and the on/off ratio with it (single processes of the same code gave 0.90 to 1.03). Separate processes differ by more: identical server processes differ by up to 20 % in throughput here and keep their rank from round to round (an A/A run of four "off" processes: 0.82 to 1.00 of the fastest).
 - Throughput, separate processes (for comparison): ${opts.processes} \`bin/start.mjs --api-only\` processes per mode, a ${opts.warmupSec} s warm-up each, then ${opts.rounds} rounds, each running every process for ${opts.durationSec} s (on #1, off #1, on #2, off #2, …, reversed every other round). A process's figure is its median over the rounds; a mode's is the median of its processes' (their range in brackets). Server CPU per request is the steadier comparison when the machine is busy.
@@ -542,16 +530,6 @@ ${sharedTable}
 
 ${throughput}
 
-${writes}
-
-${verdictTable}
-`;
-  console.log(section);
-  if (failures.length > 0) {
-    console.error(`\nFAILED: not every response was 2xx, or a server died:\n  ${failures.join("\n  ")}\n(${RESULTS_FILE} not written)`);
-    return 1;
-  }
-  if (opts.record) await prependResultsSection(section);
-  else console.log(`(--no-record: ${RESULTS_FILE} not written)`);
-  return verdicts.every((v) => v.pass) ? 0 : 1;
+${writes}`;
+  return { text, verdicts, informative, failures };
 }

@@ -86,7 +86,7 @@ const schema = z.object({
   /**
    * off: the public API meters no usage and enforces no plan limit (CU per second, allowance),
    * for a private deployment without accounts to bill, or to measure what metering costs
-   * (npm run bench -- usage-load).
+   * (npm run bench -- usage).
    */
   USAGE_METERING: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   /** The console's request log (the last 1,000 requests per project, and recent traffic): on or off. */

@@ -142,12 +142,17 @@ export interface UsageReport {
   allowance: Allowance;
 }
 
-const GROUP_SQL: Record<GroupBy, string> = {
-  endpoint: "api",
-  method: "api || ':' || endpoint",
-  network: "network",
-  key: "key_id",
-  status: "status",
+/**
+ * The columns a breakdown groups by; a group's key is their values joined by ":" (`node:eth_call`).
+ * Grouped by the columns themselves, not by an expression over them: PostgreSQL then computes
+ * nothing per row for the grouping.
+ */
+const GROUP_COLUMNS: Record<GroupBy, string[]> = {
+  endpoint: ["api"],
+  method: ["api", "endpoint"],
+  network: ["network"],
+  key: ["key_id"],
+  status: ["status"],
 };
 
 /** The table a step reads: the coarsest whose rows fit in one step. */
@@ -171,12 +176,14 @@ function alignedStart(from: number, step: Step): number {
 function binSql(step: Step, column: string): string {
   const s = STEPS[step];
   if (s === 60 || s === 3600 || s === 86_400) return column;
-  return `to_timestamp(floor(extract(epoch FROM ${column}) / ${s}) * ${s})`;
+  return `date_bin('${s} seconds', ${column}, 'epoch')`;
 }
 
 interface Row {
   bin: Date;
-  grp: string;
+  /** The group's columns (GROUP_COLUMNS): one or two. */
+  g0: string;
+  g1?: string;
   cu: bigint;
   requests: bigint;
   errors: bigint;
@@ -238,13 +245,14 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   const n = Math.round((end - start) / stepMs);
   const { table, column } = source(q.step);
   const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `sum(latency_hist[${i + 1}])::bigint`).join(", ");
+  const groupColumns = GROUP_COLUMNS[q.groupBy];
   const [rows, allowance] = await Promise.all([
     db().$queryRawUnsafe<Row[]>(
-      `SELECT ${binSql(q.step, column)} AS bin, ${GROUP_SQL[q.groupBy]} AS grp,
+      `SELECT ${binSql(q.step, column)} AS bin, ${groupColumns.map((c, i) => `${c} AS g${i}`).join(", ")},
               sum(cu)::bigint AS cu, sum(requests)::bigint AS requests, sum(errors)::bigint AS errors, ARRAY[${hist}] AS hist
        FROM ${table}
        WHERE project_id = $1 AND ${column} >= $2 AND ${column} < $3
-       GROUP BY 1, 2`,
+       GROUP BY ${groupColumns.map((_, i) => i + 2).join(", ")}, 1`,
       project.id,
       new Date(start),
       new Date(end),
@@ -258,10 +266,11 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   for (const r of rows) {
     const i = Math.round((r.bin.getTime() - start) / stepMs);
     if (i < 0 || i >= n) continue;
-    let g = groups.get(r.grp);
+    const grp = r.g1 === undefined ? r.g0 : `${r.g0}:${r.g1}`;
+    let g = groups.get(grp);
     if (!g) {
       g = { series: emptySeries(n), hists: Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0)), cu: 0, requests: 0 };
-      groups.set(r.grp, g);
+      groups.set(grp, g);
     }
     const cu = Number(r.cu);
     const requests = Number(r.requests);

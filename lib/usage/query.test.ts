@@ -1,0 +1,50 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { db } from "@/lib/db/client";
+import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { UsageMeter } from "./meter";
+import { STEPS, usageReport, type Step } from "./query";
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+// Far in the past and away from other tests' times.
+const START = Date.UTC(2003, 4, 10, 0, 0);
+
+beforeAll(async () => {
+  await connectTestDatabase();
+});
+
+describe("usage report steps", () => {
+  it("puts each row in the step its time falls in, for steps made of several rows too", async () => {
+    const p = await createTestProject("Steps");
+    const keyId = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const meter = new UsageMeter(captureLogs().logger);
+    // One call at minute m of the first 2 days whose CU is unique to its time: every 7th minute,
+    // CU = its index, two methods alternating.
+    const calls: Array<{ at: number; cu: number; endpoint: string }> = [];
+    for (let i = 1, m = 3; m < 48 * 60; i++, m += 7) calls.push({ at: START + m * MINUTE + 20_000, cu: i, endpoint: i % 2 === 0 ? "eth_call" : "eth_getLogs" });
+    for (const c of calls) meter.record({ projectId: p.projectId, keyId, network: "ethereum-mainnet", api: "node", endpoint: c.endpoint, status: "2xx", cu: c.cu, error: false, latencyMs: 5 }, c.at);
+    await meter.flush();
+
+    const project = { id: p.projectId, plan: "FREE" as const };
+    const cases: Array<{ step: Step; span: number }> = [
+      { step: "1m", span: 3 * HOUR },
+      { step: "5m", span: 3 * HOUR },
+      { step: "15m", span: 6 * HOUR },
+      { step: "1h", span: 48 * HOUR },
+      { step: "6h", span: 48 * HOUR },
+      { step: "1d", span: 48 * HOUR },
+    ];
+    for (const { step, span } of cases) {
+      const stepMs = STEPS[step] * 1000;
+      const r = await usageReport(project, { from: START, to: START + span, step, groupBy: "method", format: "json" }, START + span);
+      expect(r.times).toHaveLength(span / stepMs);
+      expect(r.times.every((t, i) => Date.parse(t) === START + i * stepMs)).toBe(true);
+      const expected = new Array<number>(span / stepMs).fill(0);
+      for (const c of calls) if (c.at < START + span) expected[Math.floor((c.at - START) / stepMs)]! += c.cu;
+      expect(r.total.cu, step).toEqual(expected);
+      const calls2 = calls.filter((c) => c.at < START + span && c.endpoint === "eth_call");
+      expect(r.groups.find((g) => g.key === "node:eth_call")?.requests.reduce((a, b) => a + b, 0), step).toBe(calls2.length);
+    }
+  });
+});
