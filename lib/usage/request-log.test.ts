@@ -4,7 +4,7 @@ import { db } from "@/lib/db/client";
 import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
 import { createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
-import { maskExcerpt, RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from "./request-log";
+import { maskExcerpt, maskRequestLine, RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from "./request-log";
 
 // The log reaches PostgreSQL through a proxy that can refuse connections (the database is gone).
 const { proxy } = faultProxyDatabase();
@@ -153,7 +153,7 @@ describe("the request log", () => {
           latencyMs: Math.round(e.latencyMs * 100) / 100,
           cu: e.cu,
           at: e.at,
-          path: maskExcerpt(`POST ${e.url}`, 512),
+          path: maskRequestLine(`POST ${e.url}`),
           params: excerpt(e.params),
           result: excerpt(e.result),
         });

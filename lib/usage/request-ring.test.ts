@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { maskExcerpt, REQUEST_LOG_ROWS, Ring, type RequestLogEntry } from "./request-log";
+import { maskExcerpt, maskRequestLine, REQUEST_LOG_ROWS, Ring, type RequestLogEntry } from "./request-log";
 
 // A ring copies entries' texts one after another into one buffer, wrapping: these runs change the
 // texts' sizes between and within takes and take at random moments (also just after a wrap), and
@@ -60,7 +60,7 @@ describe("a project's ring of request log entries", () => {
           expect(ring.heldBytes).toBeLessThanOrEqual(kept.reduce((n, e) => n + mayHold(e), 0));
           const rows = ring.take("p");
           expect(rows.map((r) => [r.request_id, r.key_id, r.status_class, r.path, r.params, r.result])).toEqual(
-            kept.map((e) => [e.requestId, e.keyId, e.statusClass, maskExcerpt(`${e.httpMethod} ${e.url}`, 512), excerpt(e.params), excerpt(e.result)]),
+            kept.map((e) => [e.requestId, e.keyId, e.statusClass, maskRequestLine(`${e.httpMethod} ${e.url}`), excerpt(e.params), excerpt(e.result)]),
           );
           expect(ring.size).toBe(0);
           expect(ring.heldBytes).toBe(0);

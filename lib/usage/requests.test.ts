@@ -4,7 +4,7 @@ import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { EVM_METHODS } from "@/lib/evm/methods";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
-import { maskExcerpt, REQUEST_LOG_ROWS } from "./request-log";
+import { MASK, maskExcerpt, maskRequestLine, REQUEST_LOG_ROWS } from "./request-log";
 import { requestDetailsApiResponse, requestsApiResponse, trafficApiResponse, type RequestDetails, type RequestRow, type TrafficSummary } from "./requests";
 
 const CONSENSUS = "babylon-mainnet";
@@ -57,8 +57,10 @@ async function refusal(fn: () => Promise<Response>): Promise<{ status: number; c
 describe("request log", () => {
   beforeAll(async () => {
     for (let i = 0; i < N; i++) expect((await post(`/node/${EVM}`, rpcBody("eth_chainId"), owner.apiKey)).status).toBe(200);
-    // The key in the path, and again inside the params: stored masked in both.
-    expect((await post(`/node/${EVM}/${owner.apiKey}`, rpcBody("net_version", [owner.apiKey, { apiKey: "hunter2-secret" }]))).status).toBe(200);
+    // The key in the path (partly percent-encoded, which the gateway decodes), and again inside the
+    // params: stored masked in both.
+    const escapedKey = `%62g%5F${owner.apiKey.slice(3, 6)}${[...owner.apiKey.slice(6)].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")}`;
+    expect((await post(`/node/${EVM}/${escapedKey}`, rpcBody("net_version", [owner.apiKey, { apiKey: "hunter2-secret", password: 1234567 }]))).status).toBe(200);
     // A JSON-RPC error, a consensus call, a consensus call refused with 400, a batch.
     expect(JSON.parse((await post(`/node/${EVM}`, rpcBody("eth_notAMethod"), owner.apiKey)).body)).toMatchObject({ error: { code: -32601 } });
     expect((await get(`/rpc/${CONSENSUS}/tx_search?query=${encodeURIComponent("tx.height > 0")}`, owner.apiKey)).status).toBe(200);
@@ -106,7 +108,7 @@ describe("request log", () => {
     const keyInPath = rows.find((r) => r.method === "net_version" && r.calls === 1)!;
     const d = await details(keyInPath.id);
     expect(d.path).toBe(`POST /node/${EVM}/bg_••••`);
-    expect(JSON.parse(d.params)).toEqual({ jsonrpc: "2.0", id: 1, method: "net_version", params: ["bg_••••", { apiKey: "••••" }] });
+    expect(JSON.parse(d.params)).toEqual({ jsonrpc: "2.0", id: 1, method: "net_version", params: ["bg_••••", { apiKey: "••••", password: "••••" }] });
     expect(JSON.parse(d.result)).toMatchObject({ jsonrpc: "2.0", id: 1, result: expect.any(String) });
     const tooLarge = await details(rows.find((r) => r.status === 413)!.id);
     expect(JSON.parse(tooLarge.result)).toEqual({ code: "CONTENTS_TOO_LARGE", message: expect.any(String) });
@@ -116,6 +118,7 @@ describe("request log", () => {
       expect(all).not.toContain(owner.apiKey);
       expect(all).not.toContain(owner.apiKey.slice(3, 12));
       expect(all).not.toContain("hunter2");
+      expect(all).not.toContain("1234567");
     }
   });
 
@@ -243,6 +246,53 @@ describe("maskExcerpt", () => {
   it("masks keys, secret-named fields and parameters, and bearer tokens", () => {
     expect(maskExcerpt(`{"token":"abc","password":"p\\"w","x":"bg_7Hq2"}`)).toBe(`{"token":"••••","password":"••••","x":"bg_••••"}`);
     expect(maskExcerpt("GET /v1/x?api_key=zzz&b=1 Authorization: Bearer eyJhbGc.x")).toBe("GET /v1/x?api_key=•••• &b=1 Authorization: Bearer ••••".replace("•••• &", "••••&"));
+  });
+
+  it("masks secret-named fields whatever their value, and more names of secrets", () => {
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      password: 123456,
+      token: ["t1", { nested: "t2" }],
+      secret: { v: "s", deeper: [1, "]}"] },
+      private_key: "0xabc",
+      privateKey: "0xdef",
+      mnemonic: "word ".repeat(12),
+      pwd: "p",
+      passphrase: "pp",
+      sessionToken: "st",
+      authToken: null,
+      apiKeyEnabled: true,
+      params: ["0x1", "latest"],
+    });
+    const masked = JSON.parse(maskExcerpt(body)) as Record<string, unknown>;
+    expect(masked).toEqual({
+      jsonrpc: "2.0",
+      password: MASK,
+      token: MASK,
+      secret: MASK,
+      private_key: MASK,
+      privateKey: MASK,
+      mnemonic: MASK,
+      pwd: MASK,
+      passphrase: MASK,
+      sessionToken: MASK,
+      // Nothing secret in null or a boolean.
+      authToken: null,
+      apiKeyEnabled: true,
+      params: ["0x1", "latest"],
+    });
+    // Pretty-printed, and cut inside a secret value: masked to the end.
+    expect(maskExcerpt('{\n  "secret" : [\n    "abc", "de')).toBe(`{\n  "secret" : "${MASK}"`);
+    expect(maskExcerpt('{"x":1,"token": 42}')).toBe(`{"x":1,"token": "${MASK}"}`);
+  });
+
+  it("masks keys written with escapes: percent-encoded in a URL, \\u-escaped in JSON", () => {
+    const key = "bg_7Hq2xYz9AbCdEfGhJkLmNpQrStUvWx";
+    const encoded = [...key].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
+    expect(maskRequestLine(`POST /node/ethereum-mainnet/${encoded}?x=bg%5F${key.slice(3)}&passwd=hunter2&a=%41`)).toBe(`POST /node/ethereum-mainnet/bg_${MASK}?x=bg_${MASK}&passwd=${MASK}&a=A`);
+    // Escapes of other characters stay as they are.
+    expect(maskRequestLine("GET /rpc/x/tx_search?query=%22tx.height%3D5%22")).toBe("GET /rpc/x/tx_search?query=%22tx.height%3D5%22");
+    expect(maskExcerpt(`{"x":"bg\\u005f${key.slice(3)}"}`)).toBe(`{"x":"bg_${MASK}"}`);
   });
 
   it("cuts long text, masking a key cut at the boundary", () => {
