@@ -4,6 +4,7 @@
  * follow the field's path (`condition.topics[1] must be …`), which describeIssue() puts in front.
  * No server-only imports: the console's form runs this file in the browser.
  */
+import { parseTime, TIME_FORMS } from "@/lib/time";
 import { isAddress } from "viem";
 import { z } from "zod";
 import { NETWORK_DEFINITIONS, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
@@ -292,24 +293,13 @@ const paging = {
 export const listWebhooksQuerySchema = z.strictObject({ subscriptionId: subscriptionIdParam.optional(), ...paging });
 export type ListWebhooksQuery = z.output<typeof listWebhooksQuerySchema>;
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
-const TIME_PROBLEM = "must be an ISO 8601 time with a time zone (2026-01-02T15:04:05Z), a date (2026-01-02, UTC), or unix milliseconds";
+const TIME_PROBLEM = `must be ${TIME_FORMS}`;
 
 const timeParam = z
   .string({ error: TIME_PROBLEM })
   .refine((s) => parseTime(s) !== null, TIME_PROBLEM)
   .transform((s) => parseTime(s)!)
   .meta({ description: "ISO 8601 time with a time zone, a date (UTC), or unix milliseconds.", example: "2026-01-02T15:04:05Z" });
-
-/** ISO 8601 (with a time zone when a time is given) or unix milliseconds. */
-export function parseTime(text: string): Date | null {
-  let ms: number;
-  if (/^\d{1,15}$/.test(text)) ms = Number(text);
-  else if (ISO_TIME.test(text)) ms = Date.parse(text);
-  else return null;
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? null : date;
-}
 
 export const historyQuerySchema = z
   .strictObject({
