@@ -23,6 +23,9 @@ describe("allowlist entries", () => {
     expect(normalizeAddress("10.1.2.3/8")).toEqual({ value: "10.0.0.0/8" });
     expect(normalizeAddress("2001:DB8:0:0::1/32")).toEqual({ value: "2001:db8::/32" });
     expect(normalizeAddress("::ffff:192.0.2.1")).toEqual({ value: "192.0.2.1" });
+    // An IPv4-mapped range is the IPv4 range it maps, as a mapped address is that address.
+    expect(normalizeAddress("::ffff:127.0.0.0/104")).toEqual({ value: "127.0.0.0/8" });
+    expect(normalizeAddress("::ffff:198.51.100.7/128")).toEqual({ value: "198.51.100.7/32" });
     for (const bad of ["10.0.0.300", "10.0.0.0/33", "2001:db8::/129", "10.0.0.0/x", "1.2.3", "0x7f.1", "fe80::1%eth0", "10.0.0.0/8/8", "example.com"]) {
       expect(normalizeAddress(bad), bad).toHaveProperty("error");
     }
@@ -72,6 +75,14 @@ describe("allowlist matching", () => {
     expect(ok("2001:db9::1")).toBe(false);
     expect(ok("unknown")).toBe(false);
     expect(allow.refusal(undefined, ip("192.0.2.1"))).toBe("The address 192.0.2.1 is not in this key's allowlist.");
+  });
+
+  it("an IPv4-mapped range entered through the schema matches IPv4 clients", () => {
+    const { ips } = allowlistSchema.parse({ origins: [], ips: ["::ffff:127.0.0.0/104"] });
+    const allow = KeyAllowlist.compile([], ips)!;
+    expect(allow.refusal(undefined, ip("127.0.0.1"))).toBeUndefined();
+    expect(allow.refusal(undefined, ip("::ffff:127.0.0.9"))).toBeUndefined();
+    expect(allow.refusal(undefined, ip("128.0.0.1"))).toBe("The address 128.0.0.1 is not in this key's allowlist.");
   });
 
   it("compiles to nothing when both lists are empty, and needs both lists to pass when both are set", () => {

@@ -69,6 +69,9 @@ export function normalizeAddress(input: string): { value: string } | { error: st
   const max = isIP(address) === 4 ? 32 : 128;
   if (Number(bits) > max) return { error: `"${clip(input)}": an IPv${max === 32 ? 4 : 6} prefix length is at most ${max}.` };
   const network = max === 32 ? ipaddr.IPv4.networkAddressFromCIDR(`${address}/${bits}`) : ipaddr.IPv6.networkAddressFromCIDR(`${address}/${bits}`);
+  // An IPv4-mapped range (::ffff:198.51.100.0/120) is stored as the IPv4 range it is: clients
+  // reaching the gateway over IPv4 are matched as IPv4 addresses, as single mapped addresses are.
+  if (network instanceof ipaddr.IPv6 && network.isIPv4MappedAddress() && Number(bits) >= 96) return { value: `${network.toIPv4Address().toString()}/${Number(bits) - 96}` };
   return { value: `${network.toString()}/${Number(bits)}` };
 }
 
