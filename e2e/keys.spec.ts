@@ -40,6 +40,10 @@ test("on a paid plan a user creates a second key, locks it to an origin, and see
   await row.getByRole("button", { name: "Save allowlists" }).click();
   await expect(row.getByText('"https://app.example.com/login" is not an origin')).toBeVisible();
   await expect(origins).toHaveAttribute("aria-invalid", "true");
+  // A space is a typo inside one entry, not a separator of two.
+  await origins.fill("https://exa mple.com");
+  await row.getByRole("button", { name: "Save allowlists" }).click();
+  await expect(row.getByText('"https://exa mple.com" is not an origin')).toBeVisible();
   await origins.fill("HTTPS://App.Example.com/");
   await row.getByRole("button", { name: "Save allowlists" }).click();
   await expect(row.getByText("Allowlists saved.")).toBeVisible();

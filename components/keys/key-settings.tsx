@@ -12,8 +12,15 @@ import { controlClasses, Input } from "@/components/ui/input";
 import { normalizeAddress, normalizeOrigin } from "@/lib/keys/allowlist";
 import { keyPath, keysQueryKey, MAX_ALLOWLIST_ENTRIES, renameKeySchema, secretQueryKey, type KeyItem } from "./types";
 
-/** The entries of a textarea (one per line, or separated by commas or spaces). */
-const entriesOf = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+/**
+ * The entries of a textarea: one per line, or separated by commas. Not by spaces: a space inside
+ * an entry is a typo (`http://exa mple.com`) to report, not two entries to save.
+ */
+const entriesOf = (text: string) =>
+  text
+    .split(/[\n,]+/)
+    .map((e) => e.trim())
+    .filter(Boolean);
 
 /** The first problem in a list, named by its line, or undefined. */
 function listError(text: string, normalize: (s: string) => { value: string } | { error: string }, plural: string): string | undefined {
@@ -92,7 +99,7 @@ export function KeySettings({ projectId, item, canRevoke }: { projectId: string;
           </h3>
           <p className="text-xs text-muted">
             Empty lists allow every request. With entries, the gateway refuses other requests with 403 PERMISSION_DENIED. Up to{" "}
-            {MAX_ALLOWLIST_ENTRIES} of each, one per line.
+            {MAX_ALLOWLIST_ENTRIES} of each, one per line (or separated by commas).
           </p>
         </div>
         <div className="grid gap-4 md:grid-cols-2">
