@@ -9,7 +9,7 @@ import { CopyButton } from "@/components/ui/copy-button";
 import { formatNumber } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
 import { JsonTree } from "./json-tree";
-import type { Exchange } from "./send";
+import { retryAfterText, type Exchange } from "./send";
 
 const TREE_DEPTH = 2;
 const ALL = 64;
@@ -66,7 +66,7 @@ function OutcomeError({ exchange }: { exchange: Extract<Exchange, { kind: "respo
     return (
       <ErrorBox title={`HTTP ${exchange.status}${o.code ? ` · ${o.code}` : ""}`}>
         <p className="break-words">{o.message}</p>
-        {exchange.retryAfter ? <p>Retry after {exchange.retryAfter} s.</p> : null}
+        {exchange.retryAfter ? <p>Retry after {retryAfterText(exchange.retryAfter)}.</p> : null}
       </ErrorBox>
     );
   }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/components/api-client";
-import { classify, curlCommand, exchangeOf, LatestRequest, requestUrl, sendRequest, type Answer, type PlaygroundRequest } from "./send";
+import { classify, curlCommand, exchangeOf, LatestRequest, requestUrl, retryAfterText, sendRequest, type Answer, type PlaygroundRequest } from "./send";
 
 /** What the stand-in endpoint last received. */
 let received: { method?: string; url?: string; headers: IncomingMessage["headers"]; body: string } = { headers: {}, body: "" };
@@ -130,5 +130,18 @@ describe("the exchange shown", () => {
     expect(curlCommand({ method: "GET", path: "/v1/accounts", query: [["q", "it's"]], headers: { Accept: "application/json" } }, "https://bg.example", "bg_k")).toBe(
       "curl -s 'https://bg.example/v1/accounts?q=it%27s' -H 'Accept: application/json' -H 'X-API-KEY: bg_k'",
     );
+  });
+});
+
+describe("retryAfterText", () => {
+  it("says a short wait in seconds, a long one in hours and minutes with the UTC time it ends", () => {
+    const now = Date.UTC(2026, 10, 26, 6, 5, 45);
+    expect(retryAfterText("2", now)).toBe("2 s");
+    expect(retryAfterText("119", now)).toBe("119 s");
+    expect(retryAfterText("600", now)).toBe("10 min (at 06:15 UTC)");
+    // The free plan's day: resets at 00:00 UTC the next day.
+    expect(retryAfterText(String((Date.UTC(2026, 10, 27) - now) / 1000), now)).toBe("17 h 55 min (at 00:00 UTC, 2026-11-27)");
+    expect(retryAfterText("Fri, 27 Nov 2026 00:00:00 GMT", now)).toBe("17 h 55 min (at 00:00 UTC, 2026-11-27)");
+    expect(retryAfterText("soon", now)).toBe("soon");
   });
 });

@@ -211,3 +211,19 @@ export type Exchange = (Sent & RawResponse & { kind: "response"; outcome: Outcom
 export function exchangeOf(sent: Sent, answer: Answer, cu: number): Exchange {
   return answer.kind === "response" ? { ...sent, ...answer, cu: chargedCu(cu, answer.outcome) } : { ...sent, ...answer };
 }
+
+/**
+ * A Retry-After value (seconds, or an HTTP date) as a person reads it: "2 s", or for a long wait
+ * "17 h 54 min (at 00:00 UTC)"; the value itself when it is neither.
+ */
+export function retryAfterText(value: string, now = Date.now()): string {
+  const at = /^\d+$/.test(value.trim()) ? now + Number(value) * 1000 : Date.parse(value);
+  if (Number.isNaN(at)) return value;
+  const seconds = Math.max(0, Math.ceil((at - now) / 1000));
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  const span = minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
+  const when = new Date(at);
+  const clock = `${String(when.getUTCHours()).padStart(2, "0")}:${String(when.getUTCMinutes()).padStart(2, "0")} UTC`;
+  return `${span} (at ${clock}${when.getUTCDate() !== new Date(now).getUTCDate() || at - now > 86_400_000 ? `, ${when.toISOString().slice(0, 10)}` : ""})`;
+}
