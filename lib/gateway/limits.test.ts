@@ -5,6 +5,7 @@ import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { EVM_METHODS } from "@/lib/evm/methods";
 import { createAdditionalKey } from "@/lib/keys/service";
+import { keyVerifier } from "@/lib/keys/verifier";
 import { changePlan, setOverage } from "@/lib/projects/plan";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
@@ -96,6 +97,32 @@ describe("rate-limit headers", () => {
     const aptos = await call("/aptos/testnet/v1/transactions/by_version/not-a-number", p.apiKey);
     expect(aptos.status).toBe(400);
     expect(limitsOf(aptos)).toEqual({ limit: "1000000", remaining: 1_000_000, reset: "7200" });
+  });
+
+  it("so do refusals of a valid key by routing (no such endpoint or network, a wrong HTTP method) and by its allowlist; refusals of no key or an unknown key carry none", async () => {
+    const p = await createTestProject("Routing refusals");
+    const full = { limit: "1000000", remaining: 1_000_000, reset: "7200" };
+    const refusals: Array<[string, Answer, number, string]> = [
+      ["unknown network", await call("/rpc/babylon-foo/status", p.apiKey), 404, "NOT_SUPPORTED_CHAIN"],
+      ["network of another interface", await call("/node/babylon-mainnet", p.apiKey, rpcItem("eth_chainId")), 404, "NOT_SUPPORTED_CHAIN"],
+      ["wrong HTTP method", await call("/node/ethereum-mainnet", p.apiKey), 405, "METHOD_NOT_ALLOWED"],
+      ["no such endpoint", await call("/aptos/testnet/v1/no/such/route", p.apiKey), 404, "WRONG_ENDPOINT"],
+    ];
+    for (const [what, a, status, code] of refusals) {
+      expect(a.status, what).toBe(status);
+      expect(a.json, what).toMatchObject({ code });
+      expect(limitsOf(a), what).toEqual(full);
+    }
+    for (const a of [await call("/aptos/testnet/v1/no/such/route", "bg_unknownKeyOfNobody1234567890"), await call("/node/ethereum-mainnet", "")]) {
+      expect(a.status).toBe(a.headers.get("allow") ? 405 : 404);
+      expect(a.headers.get("x-ratelimit-limit")).toBeNull();
+    }
+    const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
+    await db().apiKey.update({ where: { id: key.id }, data: { allowedOrigins: ["https://app.example.com"] } });
+    await keyVerifier().invalidate(key.hash);
+    const res = await fetch(`${gw.url}/node/ethereum-mainnet`, { method: "POST", headers: { "X-API-KEY": p.apiKey, Origin: "https://evil.example", "Content-Type": "application/json" }, body: JSON.stringify(rpcItem("eth_chainId")) });
+    expect(res.status).toBe(403);
+    expect(limitsOf({ status: res.status, headers: res.headers, json: await res.json() })).toEqual(full);
   });
 
   it("a plan without a fixed allowance (Enterprise) sends none", async () => {
@@ -237,6 +264,28 @@ describe("429 TOO_MANY_REQUESTS", () => {
       const a = await i.send(p.apiKey);
       expect(a.status, `${name}: ${JSON.stringify(a.json)}`).not.toBe(429);
     }
+  });
+
+  it("a call dearer than the plan's CU per second runs on a full bucket, and the calls after it wait until the debt is paid back", async () => {
+    const cu = EVM_METHODS.eth_getBlockReceipts!.cu;
+    expect(cu).toBeGreaterThan(300);
+    const p = await createTestProject("Dear call");
+    const receipts = () => call("/node/ethereum-mainnet", p.apiKey, rpcItem("eth_getBlockReceipts", 1, ["latest"]));
+    // The answer is the devnet's (or an upstream error): what matters is that it is not refused.
+    expect((await receipts()).status).not.toBe(429);
+    // 300 - 500 = -200 CU left: a second one needs a full bucket again, 500 CU (5/3 s) away.
+    const refused = await receipts();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("2");
+    // So does a cheap call, less long: 5 CU are 205 CU (0.68 s) away.
+    const cheap = await INTERFACES.node!.send(p.apiKey);
+    expect(cheap.status).toBe(429);
+    expect(cheap.headers.get("retry-after")).toBe("1");
+    vi.advanceTimersByTime(1000);
+    expect((await INTERFACES.node!.send(p.apiKey)).status).toBe(200);
+    expect((await receipts()).status).toBe(429);
+    vi.advanceTimersByTime(1000);
+    expect((await receipts()).status).not.toBe(429);
   });
 
   it("a JSON-RPC batch of which some items ran answers HTTP 200 with the refused items' -32005 and still Retry-After", async () => {

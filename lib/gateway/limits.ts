@@ -12,6 +12,11 @@ interface Bucket {
  * project on paid plans and per account on the free plan (all free projects of one account share
  * one bucket, so more free projects do not buy more throughput). In memory, per process: with
  * several web processes each enforces its own share.
+ *
+ * A call costing more than one second of the plan's CU (eth_getBlockReceipts on the free plan) is
+ * let through when the bucket is full and leaves it in debt: the calls after it wait until the
+ * debt is paid back, so the average stays within the plan's CU per second and every call the
+ * catalog has can be made on every plan.
  */
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
@@ -32,8 +37,10 @@ export class RateLimiter {
     }
     b.tokens = Math.min(rate, b.tokens + ((now - b.updated) / 1000) * rate);
     b.updated = now;
-    if (b.tokens < cu) {
-      const wait = Math.max(1, Math.ceil((cu - b.tokens) / rate));
+    // A call dearer than the bucket holds needs a full bucket.
+    const needed = Math.min(cu, rate);
+    if (b.tokens < needed) {
+      const wait = Math.max(1, Math.ceil((needed - b.tokens) / rate));
       throw new AppError("TOO_MANY_REQUESTS", shared
           ? `Rate limit of ${rate} CU per second exceeded: the free plan's limit is shared by all free projects of an account. Retry after ${wait} s or upgrade the plan.`
           : `Rate limit of ${rate} CU per second exceeded for this project's plan. Retry after ${wait} s or upgrade the plan.`, {

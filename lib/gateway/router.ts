@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomBytes } from "node:crypto";
-import { clientKey, socketClientIp } from "@/lib/client-ip";
+import { CLIENT_IP_HEADER, clientKey, socketClientIp } from "@/lib/client-ip";
 import { AppError, toAppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
@@ -367,7 +367,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   }
 
   function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
-    const network = resolveNetwork(mount, match);
+    let network: Network;
+    try {
+      network = resolveNetwork(mount, match);
+    } catch (e) {
+      // A network this interface does not serve: answered with the allowance's headers, as every refusal of a known key.
+      fail(req, res, requestId, e, principal);
+      return;
+    }
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
     const failed = (e: unknown) => {
       const error = fail(req, res, requestId, e, principal);
@@ -438,10 +445,13 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const mount = mounts.get(prefix);
     if (!mount) return false;
     const requestId = nextRequestId();
+    /** The route, for a routing refusal's answer (failRouting). */
+    let matched: RouteMatch | OpenRoute | undefined;
     try {
       if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
       const segments = splitPath(url);
       const match = mount.match(segments);
+      matched = match;
       if (!match) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
       const allowed = "open" in match ? match.open.methods : match.endpoint.methods;
       if (req.method === "OPTIONS") {
@@ -470,10 +480,29 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
         authorized(req, res, requestId, mount, match, verified);
       }
     } catch (e) {
-      fail(req, res, requestId, e);
+      if (e instanceof AppError && (e.code === "WRONG_ENDPOINT" || e.code === "METHOD_NOT_ALLOWED")) failRouting(req, res, requestId, e, mount, matched);
+      else fail(req, res, requestId, e);
     }
     return true;
   };
+
+  /**
+   * A request refused by routing (no such endpoint, or a wrong HTTP method) that carries a valid
+   * key gets the allowance's headers too, as every answer to a known key does. The key is verified
+   * as for any call (an unknown one counts against the client's failed-key limit); without a valid
+   * key the refusal is sent as it is.
+   */
+  function failRouting(req: IncomingMessage, res: ServerResponse, requestId: string, error: AppError, mount: Mount, match: RouteMatch | OpenRoute | undefined) {
+    let principal: KeyPrincipal | Promise<KeyPrincipal> | undefined;
+    try {
+      if (match && "open" in match) throw error;
+      principal = verifyKey(req, keyFromRequest(req, match?.pathKey, mount));
+    } catch {
+      principal = undefined;
+    }
+    if (principal instanceof Promise) principal.then((p) => fail(req, res, requestId, error, p)).catch(() => fail(req, res, requestId, error));
+    else fail(req, res, requestId, error, principal);
+  }
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
     const url = req.url ?? "/";
@@ -494,13 +523,17 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           refuse(e, principal.projectId);
           return;
         }
+        // The endpoint may check the allowlists again later (a long-lived socket): the address
+        // as checked here, overwriting whatever the client sent under this name.
+        req.headers[CLIENT_IP_HEADER] = clientIpOf(req);
+        // ctx.principal, not principal: a socket replaces it when its key is verified again.
         const ctx: SocketContext = {
           req,
           requestId,
           network,
           principal,
-          call: () => new RequestContext(req, requestId, network, principal, shared, mount.prefix),
-          quota: () => checkQuota(principal),
+          call: () => new RequestContext(req, requestId, network, ctx.principal, shared, mount.prefix),
+          quota: () => checkQuota(ctx.principal),
         };
         const quota = ctx.quota();
         if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));

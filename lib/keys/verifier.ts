@@ -33,6 +33,9 @@ export type KeyRefusal = "MALFORMED" | "NOT_FOUND" | "REVOKED";
 
 export type Verification = KeyPrincipal | KeyRefusal;
 
+/** Told the SHA-256 of a key whose cached answer was dropped; undefined: every answer was. */
+export type ForgetListener = (hash: string | undefined) => void;
+
 interface Entry<V> {
   secret: string;
   hash: string;
@@ -123,6 +126,12 @@ export class KeyVerifier {
    */
   private readonly knownValid = new Map<string, number>();
   private readonly pending = new Map<string, Promise<Verification>>();
+  /**
+   * The key each principal this verifier answered was verified from, for what holds a principal
+   * longer than a request (a WebSocket): set once per database lookup, never on a cache hit.
+   */
+  private readonly keys = new WeakMap<KeyPrincipal, { secret: string; hash: string }>();
+  private readonly forgetListeners = new Set<ForgetListener>();
   /** Bumped by every invalidation: a lookup that was in flight meanwhile may have read the old row. */
   private generation = 0;
   private lookupCount = 0;
@@ -175,6 +184,7 @@ export class KeyVerifier {
       .then((row): Verification => {
         // The index found the row by hash; compare again in constant time before trusting it.
         const value: Verification = !row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) ? "NOT_FOUND" : row.revokedAt ? "REVOKED" : principalOf(row);
+        if (typeof value !== "string") this.keys.set(value, { secret, hash });
         if (generation === this.generation) this.store(secret, hash, value);
         return value;
       })
@@ -216,6 +226,7 @@ export class KeyVerifier {
     this.unknown.delete(hash);
     this.knownValid.delete(hash);
     this.pending.delete(hash);
+    this.forgotten(hash);
   }
 
   /** Forgets every cached answer: after missing notifications, any of them may be stale. */
@@ -224,6 +235,45 @@ export class KeyVerifier {
     this.valid.clear();
     this.unknown.clear();
     this.pending.clear();
+    this.forgotten(undefined);
+  }
+
+  private forgotten(hash: string | undefined): void {
+    for (const listener of this.forgetListeners) {
+      try {
+        listener(hash);
+      } catch (e) {
+        this.log.error({ err: errorMessage(e) }, "a key invalidation listener failed");
+      }
+    }
+  }
+
+  /**
+   * Calls `listener` whenever a key's cached answer is dropped here, by `forget` (this process's
+   * invalidation, or another's notification) or, with undefined, when every answer is (the
+   * listener reconnected). For what keeps acting on a verified key after its request: a WebSocket
+   * verifies its key again (`verifyAgain`). Returns the unsubscribe function.
+   */
+  onForget(listener: ForgetListener): () => void {
+    this.forgetListeners.add(listener);
+    return () => {
+      this.forgetListeners.delete(listener);
+    };
+  }
+
+  /** The SHA-256 of the key a principal from this verifier was verified from (what `forget` and `onForget` name). */
+  keyHashOf(principal: KeyPrincipal): string | undefined {
+    return this.keys.get(principal)?.hash;
+  }
+
+  /**
+   * Verifies again the key a principal from this verifier was verified from: the normal path (the
+   * cache, or once it was forgotten, one database lookup shared by every caller). MALFORMED for a
+   * principal this verifier did not answer.
+   */
+  verifyAgain(principal: KeyPrincipal): Verification | Promise<Verification> {
+    const key = this.keys.get(principal);
+    return key === undefined ? "MALFORMED" : this.verify(key.secret);
   }
 
   /** Forgets a key here at once, then in every other process listening on the same database. */

@@ -13,16 +13,25 @@
  *
  * CU: `subscribe` costs SUBSCRIBE_CU like a call, each event delivered EVENT_CU (metered as
  * `event:<Name>`); unsubscribing is free.
+ *
+ * The key is verified at the upgrade and again whenever the key verifier drops its cached answer
+ * (a reset, revocation or allowlist change, here or in another process; lib/keys/verifier.ts): one
+ * database lookup for all of the key's connections. Still valid and allowed, the connections go on
+ * with the new principal (plan, overage, allowlists); refused, they are closed with 1008 and
+ * nothing more is answered, delivered or metered on them.
  */
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { CLIENT_IP_HEADER } from "@/lib/client-ip";
 import { databaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import type { GatewayContext, SocketContext } from "@/lib/gateway/types";
+import { keyVerifier, type KeyPrincipal, type KeyVerifier, type Verification } from "@/lib/keys/verifier";
 import { chargeItem, failure, parseBody, type Answer } from "@/lib/jsonrpc/envelope";
 import { INTERNAL_ERROR, InvalidRequest, RpcError, type Id } from "@/lib/jsonrpc/errors";
 import { stringifyWithRaw } from "@/lib/jsonrpc/raw-json";
-import { componentLogger } from "@/lib/log";
+import { componentLogger, errorMessage } from "@/lib/log";
+import { isCometbftMethod } from "../catalog";
 import { COMET, runBatch } from "../endpoint";
 import { MAX_QUERY_LENGTH, parseQuery, type Query } from "../query/parse";
 import { matchesEvents } from "../query/match";
@@ -39,6 +48,9 @@ export const SOCKET_LIMITS = {
   /** Unsent bytes past which a subscriber is dropped. */
   sendBufferBytes: 4 * 1024 * 1024,
   pingMs: 30_000,
+  /** First wait before a re-verification the database could not answer is tried again (doubling up to recheckRetryMaxMs). */
+  recheckRetryMs: 1_000,
+  recheckRetryMaxMs: 60_000,
 };
 
 export const SUBSCRIBE_CU = 10;
@@ -47,6 +59,14 @@ export const EVENT_CU = 1;
 /** CometBFT's reason when a subscriber's buffer is full (libs/pubsub ErrOutOfCapacity). */
 export const SLOW_CLIENT_REASON = "client is not pulling messages fast enough";
 const SERVER_ERROR = -32000;
+/** WebSocket close code for a connection whose key no longer admits it (RFC 6455: policy violation). */
+export const POLICY_VIOLATION = 1008;
+const SOCKET_METHODS = new Set(["subscribe", "unsubscribe", "unsubscribe_all"]);
+
+/** A method's name as metered: one the interface serves, else "invalid" (as callOne meters it), so callers cannot create usage rows at will. */
+function meteredName(method: string): string {
+  return isCometbftMethod(method) || SOCKET_METHODS.has(method) ? method : "invalid";
+}
 
 const log = componentLogger("cometbft-ws");
 const feed = new BlockFeed(() => databaseUrl() ?? "");
@@ -56,6 +76,101 @@ const connectionsByKey = new Map<string, number>();
 const subscriptionsByKey = new Map<string, number>();
 const open = new Set<Connection>();
 let pinger: NodeJS.Timeout | undefined;
+
+/** Open connections by the SHA-256 of their key (what the verifier's invalidations name). */
+const byKeyHash = new Map<string, Set<Connection>>();
+/** Re-verifications in flight, by key hash; messages on the key's connections wait for `done`. */
+interface Recheck {
+  /** The key was forgotten again meanwhile: the answer may predate the change; ask again. */
+  again: boolean;
+  done: Promise<void>;
+}
+const rechecks = new Map<string, Recheck>();
+/** Re-verifications the database could not answer, tried again later: failures so far and the timer. */
+const retries = new Map<string, { failures: number; timer: NodeJS.Timeout }>();
+/** The verifier whose invalidations are followed, while any connection is open. */
+let following: { verifier: KeyVerifier; stop: () => void } | undefined;
+
+function keyForgotten(hash: string | undefined): void {
+  if (hash === undefined) for (const h of [...byKeyHash.keys()]) recheck(h);
+  else if (byKeyHash.has(hash)) recheck(hash);
+}
+
+/**
+ * Verifies a key again for all its open connections (one verification, one database lookup), then
+ * updates or closes them. `started`: a verification already under way for it.
+ */
+function recheck(hash: string, started?: Verification | Promise<Verification>): void {
+  // Not used below when a check is running: its failure is that check's to handle (once asked again).
+  if (started instanceof Promise) started.catch(() => undefined);
+  const running = rechecks.get(hash);
+  if (running) {
+    running.again = true;
+    return;
+  }
+  const retry = retries.get(hash);
+  if (retry) clearTimeout(retry.timer);
+  const connections = byKeyHash.get(hash);
+  const first = connections?.values().next();
+  if (!following || !first || first.done) {
+    retries.delete(hash);
+    return;
+  }
+  const verifier = following.verifier;
+  let settle!: () => void;
+  const state: Recheck = { again: false, done: new Promise<void>((resolve) => (settle = resolve)) };
+  rechecks.set(hash, state);
+  const finish = () => {
+    rechecks.delete(hash);
+    settle();
+  };
+  const apply = (v: Verification) => {
+    finish();
+    if (state.again) {
+      recheck(hash);
+      return;
+    }
+    retries.delete(hash);
+    for (const c of [...(byKeyHash.get(hash) ?? [])]) c.reverified(v);
+  };
+  const failed = (e: unknown) => {
+    finish();
+    if (state.again) {
+      recheck(hash);
+      return;
+    }
+    // The key may be fine: the database did not answer. The connections go on as they were (as an
+    // expired cached answer is served during an outage) and the key is asked about again later.
+    const failures = (retries.get(hash)?.failures ?? 0) + 1;
+    const wait = Math.min(SOCKET_LIMITS.recheckRetryMs * 2 ** (failures - 1), SOCKET_LIMITS.recheckRetryMaxMs);
+    log.warn({ err: errorMessage(e), connections: byKeyHash.get(hash)?.size ?? 0, retryInMs: wait }, "cannot verify an API key of open WebSocket connections again; they stay open meanwhile");
+    retries.set(hash, { failures, timer: setTimeout(() => recheck(hash), wait).unref() });
+  };
+  try {
+    const verified = started ?? verifier.verifyAgain(first.value.principal);
+    if (verified instanceof Promise) verified.then(apply, failed);
+    else apply(verified);
+  } catch (e) {
+    failed(e);
+  }
+}
+
+function track(c: Connection): void {
+  let set = byKeyHash.get(c.keyHash);
+  if (!set) byKeyHash.set(c.keyHash, (set = new Set()));
+  set.add(c);
+}
+
+function untrack(c: Connection): void {
+  const set = byKeyHash.get(c.keyHash);
+  if (!set) return;
+  set.delete(c);
+  if (set.size > 0) return;
+  byKeyHash.delete(c.keyHash);
+  const retry = retries.get(c.keyHash);
+  if (retry) clearTimeout(retry.timer);
+  retries.delete(c.keyHash);
+}
 
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
@@ -75,13 +190,17 @@ interface Subscription {
 class Connection {
   private readonly subs = new Map<string, Subscription>();
   alive = true;
+  /** The key no longer admits this connection: it is closing, and nothing more is answered, sent or metered. */
+  private refused = false;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly ctx: SocketContext,
+    /** SHA-256 of the key (lib/keys/verifier.ts). */
+    readonly keyHash: string,
   ) {
     ws.on("message", (data: RawData, isBinary) => {
-      if (isBinary) return;
+      if (isBinary || this.refused) return;
       this.message(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)])).catch((e: unknown) => {
         log.error({ err: e, requestId: ctx.requestId }, "a WebSocket message failed");
         this.send(stringifyWithRaw(failure(null, internal("the message could not be answered"))));
@@ -96,6 +215,42 @@ class Connection {
     return this.ctx.principal.keyId;
   }
 
+  get principal(): KeyPrincipal {
+    return this.ctx.principal;
+  }
+
+  /** The answer of verifying the key again: go on with the new principal, or close. */
+  reverified(v: Verification): void {
+    if (this.refused) return;
+    if (typeof v === "string") {
+      this.refuse(v === "REVOKED" ? "API key revoked" : "API key reset or no longer valid", v);
+      return;
+    }
+    if (v.allow) {
+      // As at the upgrade (lib/gateway/router.ts): the Origin header and the client's address it recorded.
+      let askedAddress = false;
+      const refusal = v.allow.refusal(this.ctx.req.headers.origin, () => {
+        askedAddress = true;
+        const ip = this.ctx.req.headers[CLIENT_IP_HEADER];
+        return (Array.isArray(ip) ? ip[0] : ip) ?? "";
+      });
+      if (refusal !== undefined) {
+        // The origins are checked first: the address is asked for only once the origin passed.
+        this.refuse(askedAddress ? "address no longer allowed by this key's allowlist" : "origin no longer allowed by this key's allowlist", refusal);
+        return;
+      }
+    }
+    this.ctx.principal = v;
+  }
+
+  /** Closes the connection for its key (1008): subscriptions end at once, nothing more is sent. */
+  private refuse(reason: string, detail: string): void {
+    this.refused = true;
+    for (const text of [...this.subs.keys()]) this.drop(text);
+    log.info({ requestId: this.ctx.requestId, projectId: this.ctx.principal.projectId, keyId: this.keyId, detail }, `closing a WebSocket connection: ${reason}`);
+    this.ws.close(POLICY_VIOLATION, reason);
+  }
+
   ping(): void {
     if (!this.alive) {
       this.ws.terminate();
@@ -106,10 +261,14 @@ class Connection {
   }
 
   private send(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+    if (!this.refused && this.ws.readyState === this.ws.OPEN) this.ws.send(text);
   }
 
   private async message(raw: Buffer): Promise<void> {
+    // The key is being verified again: answer (and meter) by its outcome.
+    const recheck = rechecks.get(this.keyHash);
+    if (recheck) await recheck.done;
+    if (this.refused) return;
     const body = parseBody(raw, COMET);
     if (body instanceof RpcError) {
       this.ctx.call().meter("invalid", 0, true);
@@ -123,6 +282,7 @@ class Connection {
       if (!(e instanceof AppError)) throw e;
       overQuota = e;
     }
+    if (this.refused) return;
     const calls: Array<Answer | (() => Promise<Answer>)> = [];
     const ids: Id[] = [];
     for (let i = 0; i < body.size; i++) {
@@ -131,7 +291,7 @@ class Connection {
       ids.push(id);
       const ctx = this.ctx.call();
       if (overQuota && !(req instanceof InvalidRequest)) {
-        ctx.meter(req.method.slice(0, 64), 0, true, overQuota.status);
+        ctx.meter(meteredName(req.method), 0, true, overQuota.status);
         calls.push(failure(id, internal(overQuota.message)));
       } else if (!(req instanceof InvalidRequest) && (req.method === "subscribe" || req.method === "unsubscribe" || req.method === "unsubscribe_all")) {
         calls.push(() => this.socketMethod(ctx, req.method, req.params ?? {}, id));
@@ -188,7 +348,7 @@ class Connection {
   }
 
   private deliver(sub: Subscription, events: FeedEvent[]): void {
-    if (this.subs.get(sub.text) !== sub) return;
+    if (this.refused || this.subs.get(sub.text) !== sub) return;
     for (const e of events) {
       if (!matchesEvents(sub.query, e.events)) continue;
       if (this.ws.bufferedAmount > SOCKET_LIMITS.sendBufferBytes) {
@@ -227,9 +387,12 @@ class Connection {
     for (const text of [...this.subs.keys()]) this.drop(text);
     bump(connectionsByKey, this.keyId, -1);
     open.delete(this);
+    untrack(this);
     if (open.size === 0) {
       clearInterval(pinger);
       pinger = undefined;
+      following?.stop();
+      following = undefined;
     }
   }
 }
@@ -240,11 +403,25 @@ export function cometbftSocket(ctx: SocketContext, socket: Duplex, head: Buffer)
   if ((connectionsByKey.get(keyId) ?? 0) >= SOCKET_LIMITS.connectionsPerKey) {
     throw new AppError("TOO_MANY_REQUESTS", `This API key already has ${SOCKET_LIMITS.connectionsPerKey} WebSocket connections open; close one first.`);
   }
+  const verifier = keyVerifier();
+  const keyHash = verifier.keyHashOf(ctx.principal);
+  // Every principal the gateway gets comes from the verifier; one that does not could never be refused later.
+  if (keyHash === undefined) throw new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");
   wss.handleUpgrade(ctx.req, socket, head, (ws) => {
     bump(connectionsByKey, keyId, 1);
-    open.add(new Connection(ws, ctx));
+    if (following?.verifier !== verifier) {
+      following?.stop();
+      following = { verifier, stop: verifier.onForget(keyForgotten) };
+    }
+    const c = new Connection(ws, ctx, keyHash);
+    open.add(c);
+    track(c);
     pinger ??= setInterval(() => {
       for (const c of open) c.ping();
     }, SOCKET_LIMITS.pingMs).unref();
+    // The key was verified before the upgrade (perhaps before waiting on the allowance): when the
+    // verifier has dropped that answer since, this connection missed the invalidation; check now.
+    const current = verifier.verifyAgain(ctx.principal);
+    if (current !== ctx.principal) recheck(keyHash, current);
   });
 }
