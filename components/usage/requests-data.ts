@@ -1,27 +1,22 @@
 /** Shapes of GET /api/projects/<id>/requests and /traffic (lib/usage/requests.ts), for the console. */
 
+import { INTERFACE_LABELS as LABELS, STATUS_LABELS } from "@/lib/usage/labels";
 import type { TrafficSummary } from "@/lib/usage/requests";
 
 /** The public interfaces the request log and the traffic summary know. */
 export type InterfaceId = keyof TrafficSummary["interfaces"];
 
-export const INTERFACE_LABELS: Record<InterfaceId, string> = {
-  node: "EVM JSON-RPC (/node)",
-  rpc: "Consensus RPC (/rpc)",
-  cometbft: "CometBFT (/cometbft)",
-  aptos: "Aptos REST (/aptos)",
-  v1: "Webhook API (/v1)",
-};
+export const INTERFACE_LABELS: Record<InterfaceId, string> = LABELS;
 
 /** The label of an interface as a log row names it (its id when unknown). */
 export const interfaceLabel = (id: string): string => (INTERFACE_LABELS as Record<string, string | undefined>)[id] ?? id;
 
 export const STATUS_FILTERS: Array<{ id: string; label: string }> = [
-  { id: "2xx", label: "Success (2xx)" },
+  { id: "2xx", label: STATUS_LABELS["2xx"] },
   { id: "failed", label: "Any failure" },
-  { id: "4xx", label: "Client error (4xx)" },
-  { id: "5xx", label: "Server error (5xx)" },
-  { id: "rpc_error", label: "JSON-RPC error" },
+  { id: "4xx", label: STATUS_LABELS["4xx"] },
+  { id: "5xx", label: STATUS_LABELS["5xx"] },
+  { id: "rpc_error", label: STATUS_LABELS.rpc_error },
 ];
 
 export type { RequestDetails, RequestRow, TrafficStats, TrafficSummary } from "@/lib/usage/requests";

@@ -3,7 +3,7 @@ import { db } from "@/lib/db/client";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import { UsageMeter } from "./meter";
-import { STEPS, usageReport, type Step } from "./query";
+import { STEPS, usageCsv, usageReport, type Step } from "./query";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -46,5 +46,35 @@ describe("usage report steps", () => {
       const calls2 = calls.filter((c) => c.at < START + span && c.endpoint === "eth_call");
       expect(r.groups.find((g) => g.key === "node:eth_call")?.requests.reduce((a, b) => a + b, 0), step).toBe(calls2.length);
     }
+  });
+});
+
+describe("usage CSV", () => {
+  it("quotes what needs quoting and defuses texts a spreadsheet would run as formulas", () => {
+    const series = { cu: [5], requests: [1], errors: [0], p50: [12], p95: [null], p99: [null] };
+    const csv = usageCsv({
+      from: "2026-01-01T00:00:00.000Z",
+      to: "2026-01-01T00:01:00.000Z",
+      step: "1m",
+      stepSeconds: 60,
+      groupBy: "key",
+      times: ["2026-01-01T00:00:00.000Z"],
+      groups: [
+        { key: "key_1", label: '=HYPERLINK("http://x"),"q"', ...series },
+        { key: "key_2", label: "@SUM(A1), -1, +1", ...series },
+        { key: "key_3", label: 'Plain, "quoted"', ...series },
+      ],
+      total: series,
+      sums: { cu: 5, requests: 1, errors: 0 },
+      allowance: { plan: "FREE", label: "Starter (free)", period: "day", allowanceCu: 1_000_000, usedCu: 5, overage: false, periodStart: "2026-01-01T00:00:00.000Z", resetsAt: "2026-01-02T00:00:00.000Z" },
+    });
+    expect(csv.split("\n")).toEqual([
+      "time,group,label,cu,requests,errors,p50_ms,p95_ms,p99_ms",
+      `2026-01-01T00:00:00.000Z,key_1,"'=HYPERLINK(""http://x""),""q""",5,1,0,12,,`,
+      `2026-01-01T00:00:00.000Z,key_2,"'@SUM(A1), -1, +1",5,1,0,12,,`,
+      `2026-01-01T00:00:00.000Z,key_3,"Plain, ""quoted""",5,1,0,12,,`,
+      "2026-01-01T00:00:00.000Z,all,All,5,1,0,12,,",
+      "",
+    ]);
   });
 });

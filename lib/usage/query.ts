@@ -2,9 +2,11 @@ import { z } from "zod";
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
-import { periodEnd, periodStart } from "@/lib/gateway/quota";
+import { overageApplies, periodEnd, periodStart } from "@/lib/gateway/quota";
 import { networkBySlug } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
+import { parseTime, TIME_FORMS } from "@/lib/time";
+import { INTERFACE_LABELS, STATUS_LABELS } from "./labels";
 import { LATENCY_BUCKETS, percentile } from "./latency";
 import { minuteRetentionMs, minuteRetentionStart } from "./meter";
 
@@ -17,14 +19,7 @@ export type GroupBy = (typeof GROUP_BYS)[number];
 export const MAX_STEPS = 1500;
 
 /** Labels of the `api` column: the public API a call came through. */
-export const API_LABELS: Record<string, string> = {
-  node: "EVM JSON-RPC (/node)",
-  rpc: "Consensus RPC (/rpc)",
-  aptos: "Aptos REST (/aptos)",
-  v1: "Webhook API (/v1)",
-  "": "Not recorded",
-};
-export const STATUS_LABELS: Record<string, string> = { "2xx": "Success (2xx)", "4xx": "Client error (4xx)", "5xx": "Server error (5xx)", rpc_error: "JSON-RPC error" };
+const API_LABELS: Record<string, string> = { ...INTERFACE_LABELS, "": "Not recorded" };
 
 /** The step a range is drawn with when none is asked for: at most a few hundred points, from the cheapest table. */
 export function stepFor(spanMs: number): Step {
@@ -42,12 +37,12 @@ const time = (name: string) =>
     .optional()
     .transform((v, ctx) => {
       if (v === undefined) return undefined;
-      const ms = /^\d{1,15}$/.test(v) ? Number(v) : Date.parse(v);
-      if (Number.isNaN(ms)) {
-        ctx.addIssue({ code: "custom", message: `${name}: "${v.slice(0, 40)}" is not a date: give an ISO 8601 time (2026-01-01T00:00:00Z) or milliseconds since 1970` });
+      const time = parseTime(v);
+      if (time === null) {
+        ctx.addIssue({ code: "custom", message: `${name}: "${v.slice(0, 40)}" is not a date: give ${TIME_FORMS}` });
         return z.NEVER;
       }
-      return ms;
+      return time.getTime();
     });
 
 const QUERY = z
@@ -123,6 +118,8 @@ export interface Allowance {
   period: "day" | "month";
   allowanceCu: number | null;
   usedCu: number;
+  /** Whether calls past the allowance are served and metered (overage on, on a paid plan) rather than refused with 429. */
+  overage: boolean;
   periodStart: string;
   resetsAt: string;
 }
@@ -214,24 +211,30 @@ async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[]): P
       const name = rest.join(":");
       labels.set(k, api ? `${name} (${api})` : name);
     } else if (groupBy === "network") labels.set(k, networkBySlug(k)?.displayName ?? k);
-    else if (groupBy === "status") labels.set(k, STATUS_LABELS[k] ?? k);
+    else if (groupBy === "status") labels.set(k, (STATUS_LABELS as Record<string, string | undefined>)[k] ?? k);
     else labels.set(k, `Deleted key (${k})`);
   }
   return labels;
 }
 
-/** Use of the plan's allowance in the current period (read from the daily rollup, as the quota check does). */
+/**
+ * Use of the plan's allowance in the current period (read from the daily rollup, as the quota check
+ * does), and whether overage applies past it.
+ */
 export async function allowanceOf(projectId: string, plan: Plan, now = Date.now()): Promise<Allowance> {
   const limits = PLANS[plan];
   const start = periodStart(limits.period, now);
   const resets = periodEnd(limits.period, now);
-  const rows = await db().$queryRaw<{ cu: bigint | null }[]>`SELECT sum(cu) AS cu FROM usage_days WHERE project_id = ${projectId} AND day >= ${new Date(start)}`;
+  const rows = await db().$queryRaw<{ cu: bigint | null; overage: boolean | null }[]>`
+    SELECT (SELECT sum(cu) FROM usage_days WHERE project_id = ${projectId} AND day >= ${new Date(start)}) AS cu,
+           (SELECT overage FROM projects WHERE id = ${projectId}) AS overage`;
   return {
     plan,
     label: limits.label,
     period: limits.period,
     allowanceCu: limits.allowanceCu,
     usedCu: Number(rows[0]?.cu ?? 0),
+    overage: overageApplies(plan, rows[0]?.overage ?? false),
     periodStart: new Date(start).toISOString(),
     resetsAt: new Date(resets).toISOString(),
   };
@@ -312,7 +315,9 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
 
 const csvCell = (v: string | number | null) => {
   if (v === null) return "";
-  const s = String(v);
+  if (typeof v === "number") return String(v);
+  // A text a spreadsheet would run as a formula (a key named =HYPERLINK(…)) starts with ' instead (OWASP's CSV injection advice).
+  const s = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 

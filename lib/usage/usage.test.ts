@@ -218,6 +218,10 @@ describe("usage data", () => {
     const now = Date.now();
     expect(await refusal({ from: "yesterday" })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringContaining('from: "yesterday" is not a date') });
     expect(await refusal({ to: "2026-13-45" })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringContaining("to: ") });
+    // Times PostgreSQL cannot take (before year 1) or of no use here (before 1970, after 9999): 400, not a database error.
+    for (const [from, to] of [["-000100-01-01T00:00:00Z", "-000099-01-01T00:00:00Z"], ["1969-01-01", "1970-01-02"], ["0", "+275760-09-13T00:00:00Z"]]) {
+      expect(await refusal({ from: from!, to: to!, step: "1d" })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringContaining("is not a date") });
+    }
     expect(await refusal({ from: new Date(now).toISOString(), to: new Date(now - 60_000).toISOString() })).toEqual({ status: 400, code: "WRONG_RANGE_PARAMETER", message: "from must be earlier than to." });
     expect(await refusal({ from: new Date(now - 2 * 86_400_000).toISOString(), to: new Date(now).toISOString(), step: "1m" })).toEqual({
       status: 400,
