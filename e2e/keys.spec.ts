@@ -84,3 +84,23 @@ test("on a paid plan a user creates a second key, locks it to an origin, and see
   await expect(page.getByRole("rowheader", { name: /Web app/ })).toHaveCount(0);
   await expect(page.getByText("1 of 5 in use.")).toBeVisible();
 });
+
+test("on a phone the keys page does not scroll sideways, and renaming a key says so", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signUp(page, uniqueEmail("keys-phone"));
+  const projectId = await completeOnboarding(page);
+
+  await page.goto(`/projects/${projectId}/keys`);
+  const row = page.getByRole("rowgroup").filter({ has: page.getByRole("rowheader", { name: /Default key/ }) });
+  await expect(row.getByTestId("api-key-masked")).toBeVisible();
+  // The table scrolls inside its card; the page itself is no wider than the screen.
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+
+  await row.getByRole("button", { name: "Edit Default key" }).click();
+  await row.getByLabel("Key name").fill("Backend");
+  await row.getByRole("button", { name: "Rename" }).click();
+  await expect(page.getByRole("rowheader", { name: /Backend/ })).toBeVisible();
+  await expect(page.getByRole("status").filter({ hasText: "Key renamed to “Backend”." })).toBeVisible();
+});

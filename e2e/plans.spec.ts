@@ -62,6 +62,9 @@ test("switch plans from the Plans page, see the current one marked and the chang
   const banner = page.getByTestId("allowance-banner");
   await expect(banner).toContainText("This project used 88 % of this month's allowance");
   await expect(banner).toContainText("400,000,000 of 450,000,000 CU on the Developer plan");
+  // Overage is on: nothing will be refused at 100 %.
+  await expect(banner).toContainText("Overage is on: at 100 % calls are still served, and what passes the allowance is metered as overage.");
+  await expect(banner).not.toContainText("refused");
   await expect(banner).toContainText("It resets at");
   await page.getByRole("link", { name: "Keys" }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/keys$`));

@@ -42,6 +42,35 @@ test("a call sent from the playground appears in the request log, with its detai
   expect(shown).not.toMatch(/bg_[1-9A-HJ-NP-Za-km-z]{5,}/);
   await page.keyboard.press("Escape");
   await expect(details).toBeHidden();
+  // The focus is back on the row that opened them.
+  const opener = row.getByRole("button", { name: /Details of eth_chainId/ });
+  await expect(opener).toBeFocused();
+
+  // On a phone the details open as a drawer over the page, where the user is, not under the log.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await opener.focus();
+  await page.keyboard.press("Enter");
+  const drawer = page.getByRole("dialog", { name: "Request details" });
+  await expect(drawer).toBeVisible();
+  // The focus moved into it, onto its title.
+  await expect(drawer.locator(":focus")).toHaveText("Request details");
+  const box = await drawer.boundingBox();
+  expect(box!.y).toBeGreaterThanOrEqual(0);
+  expect(box!.y).toBeLessThan(844);
+  await expect(drawer.locator("pre").nth(1)).toContainText(/"method":\s*"eth_chainId"/);
+  // Keyboard only: Tab reaches the Close button, which closes it and gives the focus back.
+  await page.keyboard.press("Tab");
+  await expect(drawer.getByRole("button", { name: "Close request details" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(drawer).toBeHidden();
+  await expect(opener).toBeFocused();
+  // Escape too.
+  await page.keyboard.press("Enter");
+  await expect(drawer).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(drawer).toBeHidden();
+  await expect(opener).toBeFocused();
+  await page.setViewportSize({ width: 1280, height: 720 });
 
   // Recent traffic on the Usage page counts it.
   await page.getByRole("navigation", { name: "Project sections" }).getByRole("link", { name: "Usage" }).click();

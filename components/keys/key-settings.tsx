@@ -81,15 +81,18 @@ export function KeySettings({ projectId, item, canRevoke }: { projectId: string;
 
   return (
     <div className="mx-5 mb-4 space-y-6 rounded-md border border-line bg-subtle/40 p-4" id={id("settings")}>
-      <form onSubmit={onRename} noValidate className="flex flex-col gap-3 sm:flex-row sm:items-start">
-        <div className="flex-1">
-          <Field id={id("name")} label="Key name" error={nameError}>
-            <Input value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" {...describedBy(id("name"), nameError)} />
-          </Field>
+      <form onSubmit={onRename} noValidate className="space-y-2">
+        <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
+          <div className="flex-1">
+            <Field id={id("name")} label="Key name" error={nameError}>
+              <Input value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" {...describedBy(id("name"), nameError)} />
+            </Field>
+          </div>
+          <Button type="submit" variant="secondary" pending={rename.isPending} className="sm:mt-[1.625rem]">
+            Rename
+          </Button>
         </div>
-        <Button type="submit" variant="secondary" pending={rename.isPending} className="sm:mt-[1.625rem]">
-          Rename
-        </Button>
+        <FormSuccess>{rename.isSuccess ? `Key renamed to “${rename.data.name}”.` : null}</FormSuccess>
       </form>
 
       <form onSubmit={onSave} noValidate className="space-y-4" aria-labelledby={id("allow-title")}>

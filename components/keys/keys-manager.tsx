@@ -27,7 +27,9 @@ export function KeysManager({ projectId, planLabel, maxKeys }: { projectId: stri
           noun="keys"
           columns={["Key", "Created", "Last used"]}
           actionsLabel="Actions"
-          className="min-w-[40rem]"
+          // Positioned, so the header's visually hidden "Actions" label (absolutely placed) stays
+          // inside the table's horizontal scroll instead of widening the page on a phone.
+          className="relative min-w-[40rem]"
           items={keys.data}
           empty="No keys yet. Create one below."
         >

@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useEffect, useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState, useSyncExternalStore } from "react";
 import { api, errorMessage } from "@/components/api-client";
 import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -49,14 +49,52 @@ function Excerpt({ title, text }: { title: string; text: string }) {
   );
 }
 
+/** The width from which the details sit beside the log (Tailwind's xl); below it they open as a drawer. */
+const SIDE_BY_SIDE = "(min-width: 80rem)";
+
+function subscribeWide(onChange: () => void): () => void {
+  const media = window.matchMedia(SIDE_BY_SIDE);
+  media.addEventListener("change", onChange);
+  return () => media.removeEventListener("change", onChange);
+}
+
+/** Whether the viewport is wide enough for the details beside the log. */
+function useWide(): boolean {
+  return useSyncExternalStore(
+    subscribeWide,
+    () => window.matchMedia(SIDE_BY_SIDE).matches,
+    () => true,
+  );
+}
+
+/**
+ * A request's details. From the xl breakpoint a panel beside the log (sticky, so it stays in view);
+ * below it a modal drawer over the page (a native <dialog>: the rest of the page is inert and focus
+ * stays inside), so it opens where the user is rather than under 1,000 rows. Either way the focus
+ * moves to its heading on open; Escape, the Close button or (for the drawer) the backdrop close it.
+ */
 function Details({ projectId, id, onClose }: { projectId: string; id: string; onClose: () => void }) {
   const headingRef = useRef<HTMLHeadingElement>(null);
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const wide = useWide();
   const q = useQuery({
     queryKey: ["request", projectId, id],
     queryFn: ({ signal }) => api<RequestDetails>(`/api/projects/${projectId}/requests/${id}`, { signal }),
     staleTime: Infinity,
   });
-  useEffect(() => headingRef.current?.focus(), [id]);
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    headingRef.current?.focus();
+  }, [id, wide]);
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (!dialog) return;
+    // Escape on the drawer: closed by the page's own handler, as the side panel is.
+    const onCancel = (e: Event) => e.preventDefault();
+    dialog.addEventListener("cancel", onCancel);
+    return () => dialog.removeEventListener("cancel", onCancel);
+  }, [wide]);
   const d = q.data;
   const fields: Array<[string, React.ReactNode]> = d
     ? [
@@ -71,8 +109,8 @@ function Details({ projectId, id, onClose }: { projectId: string; id: string; on
         ["Request id", <code key="r" className="font-mono text-xs">{d.requestId}</code>],
       ]
     : [];
-  return (
-    <Card aria-labelledby="request-details-title" className="xl:sticky xl:top-4">
+  const content = (
+    <>
       <CardHeader
         titleId="request-details-title"
         as="h3"
@@ -111,7 +149,27 @@ function Details({ projectId, id, onClose }: { projectId: string; id: string; on
           </>
         )}
       </CardBody>
-    </Card>
+    </>
+  );
+  if (wide) {
+    return (
+      <Card aria-labelledby="request-details-title" className="sticky top-4">
+        {content}
+      </Card>
+    );
+  }
+  return (
+    <dialog
+      ref={dialogRef}
+      aria-labelledby="request-details-title"
+      onClick={(e) => {
+        // A click on the backdrop targets the dialog element itself.
+        if (e.target === e.currentTarget) onClose();
+      }}
+      className="fixed inset-y-0 right-0 left-auto m-0 h-dvh max-h-none w-full max-w-lg overflow-y-auto border-l border-line bg-surface p-0 text-fg shadow-xl backdrop:bg-black/30"
+    >
+      {content}
+    </dialog>
   );
 }
 
@@ -120,6 +178,9 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
   const [filters, setFilters] = useState<Filters>(EMPTY);
   const [method, setMethod] = useState("");
   const [selected, setSelected] = useState<string | null>(null);
+  // The row whose details are being closed: its button takes the focus back.
+  const returnTo = useRef<string | null>(null);
+  const tableRef = useRef<HTMLTableElement>(null);
   const ids = { iface: useId(), network: useId(), status: useId(), method: useId() };
   const q = useQuery({
     queryKey: ["requests", projectId, filters],
@@ -131,10 +192,20 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
   useEffect(() => {
     if (!selected) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") setSelected(null);
+      if (e.key === "Escape") {
+        returnTo.current = selected;
+        setSelected(null);
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
+  }, [selected]);
+
+  // Once the details are closed, the focus goes back to the row that opened them (when still listed).
+  useEffect(() => {
+    if (selected || !returnTo.current) return;
+    tableRef.current?.querySelector<HTMLButtonElement>(`button[data-request="${CSS.escape(returnTo.current)}"]`)?.focus();
+    returnTo.current = null;
   }, [selected]);
 
   const set = (k: keyof Filters) => (e: React.ChangeEvent<HTMLSelectElement>) => setFilters((f) => ({ ...f, [k]: e.target.value }));
@@ -223,7 +294,7 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
           </EmptyState>
         ) : (
           <div className="overflow-x-auto rounded-lg border border-line bg-surface">
-            <table className="w-full text-sm">
+            <table ref={tableRef} className="w-full text-sm">
               <caption className="sr-only">Last requests of this project, newest first. Choose a row to see its params and result.</caption>
               <thead>
                 <tr className="text-xs text-muted">
@@ -243,6 +314,7 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
                         className="rounded font-mono text-xs text-accent-text underline-offset-2 hover:underline"
                         aria-label={`Details of ${r.method} at ${formatClock(r.at)}`}
                         aria-pressed={r.id === selected}
+                        data-request={r.id}
                         onClick={(e) => {
                           e.stopPropagation();
                           setSelected(r.id);
@@ -266,7 +338,16 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
             </table>
           </div>
         )}
-        {selected ? <Details projectId={projectId} id={selected} onClose={() => setSelected(null)} /> : null}
+        {selected ? (
+          <Details
+            projectId={projectId}
+            id={selected}
+            onClose={() => {
+              returnTo.current = selected;
+              setSelected(null);
+            }}
+          />
+        ) : null}
       </div>
     </div>
   );

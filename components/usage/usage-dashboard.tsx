@@ -1,10 +1,11 @@
 "use client";
 
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useId, useMemo, useState } from "react";
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import { api, errorMessage } from "@/components/api-client";
+import { allowanceQueryKey } from "@/components/console/live-allowance-banner";
 import { Button, buttonClasses } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatDateTime, formatNumber } from "@/components/ui/format";
@@ -114,27 +115,53 @@ function OutcomeChart({ report }: { report: UsageReport }) {
   );
 }
 
+type Percentile = "p50" | "p95" | "p99";
+
+/**
+ * A dot for a step whose neighbours have no requests (latency null): the line has no segment
+ * there, so without it the step would not show. Steps inside a run of requests get none (the line
+ * draws them), and gaps stay gaps (nulls are not connected: no requests, no latency).
+ */
+function isolatedDot(rows: Array<Partial<Record<Percentile, number | null>>>, key: Percentile, color: string, dot: { index: number; cx?: number; cy?: number }) {
+  const { index, cx, cy } = dot;
+  const at = (i: number) => rows[i]?.[key] ?? null;
+  if (at(index) === null || at(index - 1) !== null || at(index + 1) !== null || cx === undefined || cy === undefined) return null;
+  return <circle cx={cx} cy={cy} r={2.5} fill={color} stroke={color} className="recharts-line-dot" />;
+}
+
+/** "1,250 ms", with a no-break space so a tick label never wraps. */
+const msTick = (v: number) => `${formatNumber(v)}\u00a0ms`;
+
+const LATENCY_SERIES: Array<{ key: Percentile; color: string }> = [
+  { key: "p50", color: "#10b981" },
+  { key: "p95", color: "#f59e0b" },
+  { key: "p99", color: "#ef4444" },
+];
+
 function LatencyChart({ report }: { report: UsageReport }) {
   const rows = report.times.map((t, i) => ({ t, p50: report.total.p50[i], p95: report.total.p95[i], p99: report.total.p99[i] }));
   return (
     <LineChart data={rows} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
       <CartesianGrid stroke="var(--line)" vertical={false} />
       <XAxis dataKey="t" tickFormatter={tickFormatter(report.stepSeconds)} {...axisProps} minTickGap={24} />
-      <YAxis {...axisProps} width={48} unit=" ms" />
+      <YAxis {...axisProps} width={64} tickFormatter={msTick} />
       <Tooltip labelFormatter={(t) => formatDateTime(String(t))} formatter={(v) => (v === null || v === undefined ? "—" : `${String(v)} ms`)} {...tooltipStyle} />
       <Legend wrapperStyle={{ fontSize: 12 }} />
-      <Line type="monotone" dataKey="p50" name="p50" stroke="#10b981" dot={false} isAnimationActive={false} />
-      <Line type="monotone" dataKey="p95" name="p95" stroke="#f59e0b" dot={false} isAnimationActive={false} />
-      <Line type="monotone" dataKey="p99" name="p99" stroke="#ef4444" dot={false} isAnimationActive={false} />
+      {LATENCY_SERIES.map((s) => (
+        <Line key={s.key} type="monotone" dataKey={s.key} name={s.key} stroke={s.color} dot={(d) => isolatedDot(rows, s.key, s.color, d)} connectNulls={false} isAnimationActive={false} />
+      ))}
     </LineChart>
   );
 }
 
 function AllowanceBar({ allowance }: { allowance: UsageReport["allowance"] }) {
   const id = useId();
-  const { allowanceCu, usedCu } = allowance;
-  const share = allowanceCu ? Math.min(1, usedCu / allowanceCu) : 0;
-  const tone = share >= 1 ? "bg-danger" : share >= 0.8 ? "bg-[#f59e0b]" : "bg-accent";
+  const { allowanceCu, usedCu, overage } = allowance;
+  // The real share (past 1 once the allowance is used up); the bar itself stops at full.
+  const share = allowanceCu ? usedCu / allowanceCu : 0;
+  const used = allowanceCu !== null && usedCu >= allowanceCu;
+  const tone = used ? (overage ? "bg-[#f59e0b]" : "bg-danger") : share >= 0.8 ? "bg-[#f59e0b]" : "bg-accent";
+  const percent = `${(share * 100).toFixed(1)} %`;
   return (
     <Card aria-labelledby={`${id}-title`}>
       <CardHeader
@@ -155,14 +182,23 @@ function AllowanceBar({ allowance }: { allowance: UsageReport["allowance"] }) {
               aria-valuemin={0}
               aria-valuemax={allowanceCu}
               aria-valuenow={Math.min(usedCu, allowanceCu)}
-              aria-valuetext={`${formatNumber(usedCu)} of ${formatNumber(allowanceCu)} CU (${(share * 100).toFixed(1)} %)`}
+              aria-valuetext={`${formatNumber(usedCu)} of ${formatNumber(allowanceCu)} CU (${percent})`}
               className="h-3 w-full overflow-hidden rounded-full bg-subtle"
             >
-              <div className={`h-full ${tone}`} style={{ width: `${(share * 100).toFixed(2)}%` }} />
+              <div className={`h-full ${tone}`} style={{ width: `${(Math.min(1, share) * 100).toFixed(2)}%` }} />
             </div>
             <p className="text-sm text-fg" data-testid="allowance-text">
-              <span className="font-semibold">{formatNumber(usedCu)}</span> of {formatNumber(allowanceCu)} CU used ({(share * 100).toFixed(1)} %)
+              <span className="font-semibold">{formatNumber(usedCu)}</span> of {formatNumber(allowanceCu)} CU used ({percent})
             </p>
+            {used ? (
+              <p className={overage ? "text-sm text-warn-text" : "text-sm text-danger-text"} data-testid="allowance-state">
+                {overage
+                  ? usedCu > allowanceCu
+                    ? `Overage is on: the ${formatNumber(usedCu - allowanceCu)} CU past the allowance are overage, served and metered like every other call.`
+                    : "Overage is on: calls past the allowance are served and metered as overage."
+                  : `The allowance is used up: calls are refused with 429 EXCEEDED_QUOTA_LIMIT until it resets at ${formatDateTime(allowance.resetsAt)}.`}
+              </p>
+            ) : null}
           </>
         )}
       </CardBody>
@@ -213,11 +249,15 @@ function BreakdownTable({ report }: { report: UsageReport }) {
 export function UsageDashboard({ projectId, period }: { projectId: string; period: "day" | "month" }) {
   const [range, setRange] = useState<RangeId>("1h");
   const [groupBy, setGroupBy] = useState<GroupBy>("method");
+  const queryClient = useQueryClient();
   const query = useQuery({
     queryKey: ["usage", projectId, range, groupBy],
-    queryFn: ({ signal }) => {
+    queryFn: async ({ signal }) => {
       const w = rangeWindow(range, period, Date.now());
-      return api<UsageReport>(usagePath(projectId, { ...w, groupBy }), { signal });
+      const report = await api<UsageReport>(usagePath(projectId, { ...w, groupBy }), { signal });
+      // The allowance banner above the page shows the same reading as the bar.
+      queryClient.setQueryData(allowanceQueryKey(projectId), report.allowance);
+      return report;
     },
     refetchInterval: REFRESH_MS,
     refetchIntervalInBackground: false,
