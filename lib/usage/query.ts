@@ -181,10 +181,11 @@ interface Row {
   /** The group's columns (GROUP_COLUMNS): one or two. */
   g0: string;
   g1?: string;
-  cu: bigint;
-  requests: bigint;
-  errors: bigint;
-  hist: Array<bigint | number | string>;
+  // Sums as float8: plain numbers (exact below 2^53), not BigInts to convert.
+  cu: number;
+  requests: number;
+  errors: number;
+  hist: number[];
 }
 
 function emptySeries(n: number): Series {
@@ -247,12 +248,12 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   const end = Math.ceil(q.to / stepMs) * stepMs;
   const n = Math.round((end - start) / stepMs);
   const { table, column } = source(q.step);
-  const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `sum(latency_hist[${i + 1}])::bigint`).join(", ");
+  const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `sum(latency_hist[${i + 1}])::float8`).join(", ");
   const groupColumns = GROUP_COLUMNS[q.groupBy];
   const [rows, allowance] = await Promise.all([
     db().$queryRawUnsafe<Row[]>(
       `SELECT ${binSql(q.step, column)} AS bin, ${groupColumns.map((c, i) => `${c} AS g${i}`).join(", ")},
-              sum(cu)::bigint AS cu, sum(requests)::bigint AS requests, sum(errors)::bigint AS errors, ARRAY[${hist}] AS hist
+              sum(cu)::float8 AS cu, sum(requests)::float8 AS requests, sum(errors)::float8 AS errors, ARRAY[${hist}] AS hist
        FROM ${table}
        WHERE project_id = $1 AND ${column} >= $2 AND ${column} < $3
        GROUP BY ${groupColumns.map((_, i) => i + 2).join(", ")}, 1`,
@@ -275,9 +276,7 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
       g = { series: emptySeries(n), hists: Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0)), cu: 0, requests: 0 };
       groups.set(grp, g);
     }
-    const cu = Number(r.cu);
-    const requests = Number(r.requests);
-    const errors = Number(r.errors);
+    const { cu, requests, errors } = r;
     g.series.cu[i]! += cu;
     g.series.requests[i]! += requests;
     g.series.errors[i]! += errors;
@@ -287,8 +286,8 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
     total.requests[i]! += requests;
     total.errors[i]! += errors;
     r.hist.forEach((v, k) => {
-      g.hists[i]![k]! += Number(v);
-      totalHists[i]![k]! += Number(v);
+      g.hists[i]![k]! += v;
+      totalHists[i]![k]! += v;
     });
   }
   finish(total, totalHists);
