@@ -35,10 +35,16 @@ function serve(text: string, dialect = EVM, answer?: (i: number) => Answer | und
 
 const rpc = (id: string, method = "m") => `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`;
 
-/** A real refusal of the rate limiter: a free project (300 CU/s) asking for more than its second holds. */
-function rateLimited(cu = 500): RateLimited {
+/**
+ * A real refusal of the rate limiter: a free project (300 CU/s) asking for 5 CU once its second is
+ * spent, `debt` CU past it (one dearer call runs on a full bucket and leaves it in debt).
+ */
+function rateLimited(debt = 0): RateLimited {
+  const limiter = new RateLimiter();
+  const who = { projectId: "project", ownerId: "owner", plan: "FREE" as const };
+  limiter.take(who, 300 + debt);
   try {
-    new RateLimiter().take({ projectId: "project", ownerId: "owner", plan: "FREE" }, cu);
+    limiter.take(who, 5);
   } catch (e) {
     if (e instanceof AppError) return new RateLimited(e);
   }
@@ -231,7 +237,7 @@ describe("the rate-limit rule", () => {
     expect(serve('{"jsonrpc":"2.0","method":"n"}', EVM, () => failure(null, limited))).toMatchObject(expected);
     expect(respondOne(failure(-1, limited), COMET)).toEqual({ status: 429, body: expected.json, headers: { "Retry-After": "1" } });
     // The longest wait of the refused items.
-    const later = rateLimited(1000);
+    const later = rateLimited(700);
     expect(later.retryAfter).toBe(3);
     expect(serve(`[${rpc("1")},${rpc("2")}]`, EVM, (i) => failure(i, i === 0 ? limited : later)).headers).toEqual({ "Retry-After": "3" });
   });

@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { disconnectDb } from "@/lib/db/client";
 import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
 import { createAdditionalKey, revokeKey } from "./service";
 import { hashKey } from "./secret";
 import { KeyVerifier, type KeyPrincipal } from "./verifier";
@@ -56,7 +57,8 @@ describe("onForget", () => {
   });
 
   it("keeps telling the other listeners when one throws", () => {
-    const keys = new KeyVerifier({ cacheTtlMs: 60_000 });
+    const logs = captureLogs();
+    const keys = new KeyVerifier({ cacheTtlMs: 60_000, logger: logs.logger });
     const heard: Array<string | undefined> = [];
     keys.onForget(() => {
       throw new Error("boom");
@@ -64,6 +66,7 @@ describe("onForget", () => {
     keys.onForget((hash) => heard.push(hash));
     expect(() => keys.forget("c".repeat(64))).not.toThrow();
     expect(heard).toEqual(["c".repeat(64)]);
+    expect(logs.messages).toEqual(["a key invalidation listener failed"]);
   });
 });
 

@@ -11,7 +11,7 @@ import { listen, type Listening } from "@/lib/db/listen";
 import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
-import { componentLogger, errorMessage } from "@/lib/log";
+import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { KeyAllowlist } from "./allowlist";
 import { hashKey, looksLikeKey } from "./secret";
 
@@ -114,6 +114,8 @@ export interface KeyVerifierOptions {
   cacheTtlMs: number;
   /** Unknown keys cached at most (default 20,000). */
   maxUnknown?: number;
+  /** Where it logs (default: the "keys" component's logger). */
+  logger?: Logger;
 }
 
 export class KeyVerifier {
@@ -135,10 +137,11 @@ export class KeyVerifier {
   /** Bumped by every invalidation: a lookup that was in flight meanwhile may have read the old row. */
   private generation = 0;
   private lookupCount = 0;
-  private readonly log = componentLogger("keys");
+  private readonly log: Logger;
 
   constructor(private readonly options: KeyVerifierOptions) {
     this.unknown = new AnswerCache(options.maxUnknown ?? MAX_UNKNOWN);
+    this.log = options.logger ?? componentLogger("keys");
   }
 
   /** Database lookups made so far (a test observes caching and single-flight with it). */
