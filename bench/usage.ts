@@ -170,12 +170,13 @@ async function measureChartQueries(days: number, runs: number): Promise<PartResu
     }
     return t.sort((a, b) => a - b)[Math.floor(t.length / 2)]!;
   };
-  const base = `FROM usage_hours WHERE project_id = $1 AND hour >= $2 AND hour < $3 GROUP BY 1, 2`;
-  const bin = "to_timestamp(floor(extract(epoch FROM hour) / 21600) * 21600)";
+  // The query usageReport sends for it (lib/usage/query.ts), with and without the histogram.
+  const base = `FROM usage_hours WHERE project_id = $1 AND hour >= $2 AND hour < $3 GROUP BY 2, 3, 1`;
+  const bin = "date_bin('21600 seconds', hour, 'epoch')";
   const withHist = await timeSql(
-    `SELECT ${bin}, api || ':' || endpoint, sum(cu), sum(requests), sum(errors), ARRAY[${Array.from({ length: 11 }, (_, i) => `sum(latency_hist[${i + 1}])`).join(", ")}] ${base}`,
+    `SELECT ${bin}, api, endpoint, sum(cu)::float8, sum(requests)::float8, sum(errors)::float8, ARRAY[${Array.from({ length: 11 }, (_, i) => `sum(latency_hist[${i + 1}])::float8`).join(", ")}] ${base}`,
   );
-  const withoutHist = await timeSql(`SELECT ${bin}, api || ':' || endpoint, sum(cu), sum(requests), sum(errors) ${base}`);
+  const withoutHist = await timeSql(`SELECT ${bin}, api, endpoint, sum(cu)::float8, sum(requests)::float8, sum(errors)::float8 ${base}`);
   rows.push(["7 d SQL only, with histogram", "6h", "method", "50", fmt.ms(withHist), "—"]);
   rows.push(["7 d SQL only, without histogram", "6h", "method", "50", fmt.ms(withoutHist), "—"]);
   const quota: number[] = [];
