@@ -3,8 +3,6 @@ import { PLANS } from "@/lib/plans";
 import { allowanceOf } from "@/lib/usage/query";
 import { LiveAllowanceBanner } from "./live-allowance-banner";
 
-export { WARN_AT } from "./live-allowance-banner";
-
 /**
  * On every page of a project that used 80 % or more of its plan's allowance this period (read
  * from the daily rollup, as the gateway's quota check does): how much, when it resets, whether calls

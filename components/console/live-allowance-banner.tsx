@@ -10,7 +10,7 @@ import { usagePath, type UsageReport } from "@/components/usage/usage-data";
 type Allowance = UsageReport["allowance"];
 
 /** Share of the allowance from which the console warns. */
-export const WARN_AT = 0.8;
+const WARN_AT = 0.8;
 
 /** How often an open project page re-reads the allowance (only while the page is visible). */
 const REFRESH_MS = 10_000;
@@ -32,7 +32,8 @@ export function LiveAllowanceBanner({ projectId, initial }: { projectId: string;
       return api<UsageReport>(usagePath(projectId, { from: now - 60_000, to: now, step: "1m", groupBy: "endpoint" }), { signal }).then((r) => r.allowance);
     },
     initialData: initial,
-    staleTime: 0,
+    // The server's reading is fresh: the first re-read comes with the interval, not at mount.
+    staleTime: REFRESH_MS,
     refetchInterval: REFRESH_MS,
     refetchIntervalInBackground: false,
   });

@@ -494,11 +494,13 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
    */
   function failRouting(req: IncomingMessage, res: ServerResponse, requestId: string, error: AppError, mount: Mount, match: RouteMatch | OpenRoute | undefined) {
     let principal: KeyPrincipal | Promise<KeyPrincipal> | undefined;
-    try {
-      if (match && "open" in match) throw error;
-      principal = verifyKey(req, keyFromRequest(req, match?.pathKey, mount));
-    } catch {
-      principal = undefined;
+    // An open route takes no key.
+    if (!(match && "open" in match)) {
+      try {
+        principal = verifyKey(req, keyFromRequest(req, match?.pathKey, mount));
+      } catch {
+        // No key, or not a valid one: the refusal goes out as it is.
+      }
     }
     if (principal instanceof Promise) principal.then((p) => fail(req, res, requestId, error, p)).catch(() => fail(req, res, requestId, error));
     else fail(req, res, requestId, error, principal);

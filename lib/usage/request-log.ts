@@ -58,6 +58,9 @@ const ESCAPED_URL = /%(?:[46][1-9A-F]|[57][0-9A]|3[0-9]|5F|2D|2E|7E)/gi;
 const ESCAPED_JSON = /\\u00(?:[46][1-9A-F]|[57][0-9A]|3[0-9]|5F)/gi;
 export const MASK = "••••";
 
+/** The escapes `pattern` matches (`%5F`, `\u005f`) as the characters they stand for; the hex digits end each one. */
+const decodeEscapes = (text: string, pattern: RegExp) => text.replace(pattern, (e) => String.fromCharCode(parseInt(e.slice(-2), 16)));
+
 /**
  * Where the JSON value starting at `i` ends (the index after it), or the text's end when it is
  * cut off: a string, an array or object (brackets counted outside strings), or a scalar.
@@ -105,7 +108,7 @@ function maskSecretFields(s: string): string {
 /** An excerpt with keys and secret-looking values masked, cut to `max` characters (a cut is marked with …). */
 export function maskExcerpt(text: string, max = EXCERPT_CHARS): string {
   let s = text.length > max + 256 ? text.slice(0, max + 256) : text;
-  if (s.includes("\\u00")) s = s.replace(ESCAPED_JSON, (e) => String.fromCharCode(parseInt(e.slice(2), 16)));
+  if (s.includes("\\u00")) s = decodeEscapes(s, ESCAPED_JSON);
   // Most excerpts hold nothing to mask: two cheap scans decide, before the costlier patterns.
   if (s.includes("bg_")) s = s.replace(KEY_LIKE, `bg_${MASK}`);
   if (SECRET_HINT.test(s)) s = maskSecretFields(s).replace(SECRET_PARAM, `$1${MASK}`).replace(BEARER, `$1${MASK}`);
@@ -116,7 +119,7 @@ export function maskExcerpt(text: string, max = EXCERPT_CHARS): string {
 
 /** A request line (`POST /node/...?...`) as the log shows it: escaped key characters decoded, then masked. */
 export function maskRequestLine(text: string): string {
-  return maskExcerpt(text.includes("%") ? text.replace(ESCAPED_URL, (e) => String.fromCharCode(parseInt(e.slice(1), 16))) : text, 512);
+  return maskExcerpt(text.includes("%") ? decodeEscapes(text, ESCAPED_URL) : text, 512);
 }
 
 /** What a body is held as until the flush: itself when small, else a copy of the part the excerpt is taken from. */

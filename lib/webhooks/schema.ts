@@ -4,10 +4,10 @@
  * follow the field's path (`condition.topics[1] must be …`), which describeIssue() puts in front.
  * No server-only imports: the console's form runs this file in the browser.
  */
-import { parseTime, TIME_FORMS } from "@/lib/time";
 import { isAddress } from "viem";
 import { z } from "zod";
 import { NETWORK_DEFINITIONS, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
+import { parseTime, TIME_FORMS } from "@/lib/time";
 import { normalizeMoveAddress, normalizeMoveFunction, normalizeMoveStructType } from "./move-names";
 
 export const EVENT_TYPES = ["TRANSACTION", "LOG", "BLOCK_PERIOD"] as const satisfies readonly EventType[];

@@ -113,7 +113,7 @@ function recheck(hash: string, started?: Verification | Promise<Verification>): 
   const connections = byKeyHash.get(hash);
   const first = connections?.values().next();
   if (!following || !first || first.done) {
-    retries.delete(hash);
+    dropRetry(hash);
     return;
   }
   const verifier = following.verifier;
@@ -167,9 +167,14 @@ function untrack(c: Connection): void {
   set.delete(c);
   if (set.size > 0) return;
   byKeyHash.delete(c.keyHash);
-  const retry = retries.get(c.keyHash);
+  dropRetry(c.keyHash);
+}
+
+/** Forgets a key's pending retry of its re-verification. */
+function dropRetry(hash: string): void {
+  const retry = retries.get(hash);
   if (retry) clearTimeout(retry.timer);
-  retries.delete(c.keyHash);
+  retries.delete(hash);
 }
 
 function bump(map: Map<string, number>, key: string, by: number): void {
@@ -293,7 +298,7 @@ class Connection {
       if (overQuota && !(req instanceof InvalidRequest)) {
         ctx.meter(meteredName(req.method), 0, true, overQuota.status);
         calls.push(failure(id, internal(overQuota.message)));
-      } else if (!(req instanceof InvalidRequest) && (req.method === "subscribe" || req.method === "unsubscribe" || req.method === "unsubscribe_all")) {
+      } else if (!(req instanceof InvalidRequest) && SOCKET_METHODS.has(req.method)) {
         calls.push(() => this.socketMethod(ctx, req.method, req.params ?? {}, id));
       } else calls.push(callOne(ctx, body, i));
     }
