@@ -15,6 +15,7 @@ import { keyVerifier } from "@/lib/keys/verifier";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { setOverage } from "@/lib/projects/plan";
 import { addTestNetworks, createTestProject, startTestGateway, withDeadDatabase, type TestGateway } from "@/lib/testing/harness";
+import { connectSocket, type SocketClient } from "@/lib/testing/socket";
 import { startDevnetProducer, type ProducerHandle } from "../devnet/producer";
 import { deleteNetworkIndex } from "../upstream/follower";
 import { POLICY_VIOLATION, SOCKET_LIMITS } from "./websocket";
@@ -26,48 +27,14 @@ const net: Network = { ...networkBySlug("babylon-testnet")!, slug: `cometws-keys
 const wsUrl = (key?: string) => `${gw.url.replace(/^http/, "ws")}/cometbft/${net.slug}${key ? `/${key}` : ""}/websocket`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Message {
-  id?: unknown;
-  result?: { query?: string; data?: { type: string } };
-  error?: { code: number; message: string; data?: string };
-}
-
-/** A raw client that keeps every message in order, and how the server closed it. */
-async function connect(url: string, headers: Record<string, string> = {}) {
-  const ws = new WebSocket(url, { headers });
-  const messages: Message[] = [];
-  ws.on("message", (data: Buffer) => messages.push(JSON.parse(data.toString()) as Message));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const until = async (what: string, check: () => boolean, timeoutMs = 20_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(20);
-    }
-  };
-  const answer = (id: unknown) => messages.find((m) => m.id === id && (m.error !== undefined || m.result?.query === undefined));
-  const call = async (id: number | string, method: string, params: Record<string, unknown> = {}) => {
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    await until(`the answer to ${method}`, () => answer(id) !== undefined);
-    return answer(id)!;
-  };
-  const events = (id: unknown) => messages.filter((m) => m.id === id && m.result?.query !== undefined).length;
-  return { ws, messages, closed, until, call, answer, events };
-}
-type Client = Awaited<ReturnType<typeof connect>>;
-
 /** A subscription to NewBlock that has delivered an event. */
-async function subscribed(c: Client, id = "blocks"): Promise<void> {
+async function subscribed(c: SocketClient, id = "blocks"): Promise<void> {
   expect((await c.call(id, "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
-  await c.until("a NewBlock event", () => c.events(id) >= 1);
+  await c.until("a NewBlock event", () => c.events(id).length >= 1);
 }
 
 /** Resolves with the close, or fails after `ms` (the refusal must be prompt: nothing like the cache TTL). */
-function closedWithin(c: Client, ms = 3_000): Promise<{ code: number; reason: string }> {
+function closedWithin(c: SocketClient, ms = 3_000): Promise<{ code: number; reason: string }> {
   return Promise.race([c.closed, sleep(ms).then(() => Promise.reject(new Error(`the socket was not closed within ${ms} ms`)))]);
 }
 
@@ -82,7 +49,7 @@ async function usageOfKey(keyId: string): Promise<Record<string, number>> {
 const keyIdOf = async (secret: string) => (await db().apiKey.findUniqueOrThrow({ where: { hash: hashKey(secret) }, select: { id: true } })).id;
 
 /** After a close: the client hears nothing more, and nothing more is metered to the key while blocks go on. */
-async function nothingAfter(c: Client, keyId: string): Promise<void> {
+async function nothingAfter(c: SocketClient, keyId: string): Promise<void> {
   const heard = c.messages.length;
   const metered = await usageOfKey(keyId);
   await sleep(1_000); // several blocks (one every 150 ms)
@@ -106,7 +73,7 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
   it("closes the socket of a revoked key with 1008 at once; a message sent after the revocation is neither answered nor metered", async () => {
     const p = await createTestProject("WS revoke", "ENTERPRISE");
     const extra = await createAdditionalKey(p.userId, p.projectId, "socket");
-    const c = await connect(wsUrl(extra.apiKey));
+    const c = await connectSocket(wsUrl(extra.apiKey));
     await subscribed(c);
 
     await revokeKeyForUser(p.userId, p.projectId, extra.id);
@@ -125,7 +92,7 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
   it("verifies a key once for all its connections, and closes them all", async () => {
     const p = await createTestProject("WS herd", "ENTERPRISE");
     const extra = await createAdditionalKey(p.userId, p.projectId, "sockets");
-    const clients = await Promise.all([0, 1, 2].map(() => connect(wsUrl(extra.apiKey))));
+    const clients = await Promise.all([0, 1, 2].map(() => connectSocket(wsUrl(extra.apiKey))));
     await Promise.all(clients.map((c) => subscribed(c)));
     const before = keyVerifier().lookups;
     await revokeKeyForUser(p.userId, p.projectId, extra.id);
@@ -136,13 +103,13 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
   it("closes the socket of a reset key's old secret; the new secret's socket works", async () => {
     const p = await createTestProject("WS reset", "ENTERPRISE");
     const keyId = await keyIdOf(p.apiKey);
-    const old = await connect(wsUrl(), { "X-API-KEY": p.apiKey });
+    const old = await connectSocket(wsUrl(), { "X-API-KEY": p.apiKey });
     await subscribed(old);
 
     const fresh = await resetKeyForUser(p.userId, p.projectId, keyId);
     expect(await closedWithin(old)).toEqual({ code: POLICY_VIOLATION, reason: "API key reset or no longer valid" });
 
-    const c = await connect(wsUrl(fresh));
+    const c = await connectSocket(wsUrl(fresh));
     try {
       await subscribed(c);
       expect((await c.call("s", "status")).result).toMatchObject({ node_info: expect.anything() });
@@ -155,12 +122,12 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
     const p = await createTestProject("WS allowlist", "ENTERPRISE");
     const keyId = await keyIdOf(p.apiKey);
     const origin = "https://app.example.com";
-    const c = await connect(wsUrl(p.apiKey), { Origin: origin });
+    const c = await connectSocket(wsUrl(p.apiKey), { Origin: origin });
     await subscribed(c);
 
     await setKeyAllowlist(p.userId, p.projectId, keyId, { origins: [origin, "https://other.example.com"], ips: [] });
-    const events = c.events("blocks");
-    await c.until("more events after the change", () => c.events("blocks") >= events + 3);
+    const events = c.events("blocks").length;
+    await c.until("more events after the change", () => c.events("blocks").length >= events + 3);
     expect((await c.call("s", "status")).result).toMatchObject({ node_info: expect.anything() });
     expect((await c.call("t", "subscribe", { query: "tm.event='Tx'" })).result).toEqual({});
     expect(c.ws.readyState).toBe(WebSocket.OPEN);
@@ -173,7 +140,7 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
   it("checks the client's address as the upgrade did (not a header the client sent)", async () => {
     const p = await createTestProject("WS allowlist address", "ENTERPRISE");
     const keyId = await keyIdOf(p.apiKey);
-    const c = await connect(wsUrl(p.apiKey), { "x-blockgate-client-ip": "10.1.2.3" });
+    const c = await connectSocket(wsUrl(p.apiKey), { "x-blockgate-client-ip": "10.1.2.3" });
     await subscribed(c);
 
     await setKeyAllowlist(p.userId, p.projectId, keyId, { origins: [], ips: ["127.0.0.1"] });
@@ -192,7 +159,7 @@ describe("invalidations from another process", () => {
     const listening = keyVerifier().listen(databaseUrl()!);
     try {
       await listening.ready;
-      const c = await connect(wsUrl(extra.apiKey));
+      const c = await connectSocket(wsUrl(extra.apiKey));
       await subscribed(c);
       // Another process revokes the key: its database write, then its notification.
       await db().apiKey.update({ where: { id: extra.id }, data: { revokedAt: new Date() } });
@@ -209,8 +176,8 @@ describe("invalidations from another process", () => {
   it("verifies every open socket's key again when the invalidation listener (re)connects, since notifications may have been missed", async () => {
     const p = await createTestProject("WS listener", "ENTERPRISE");
     const extra = await createAdditionalKey(p.userId, p.projectId, "missed");
-    const kept = await connect(wsUrl(p.apiKey));
-    const c = await connect(wsUrl(extra.apiKey));
+    const kept = await connectSocket(wsUrl(p.apiKey));
+    const c = await connectSocket(wsUrl(extra.apiKey));
     await subscribed(c);
     // Revoked while no notification could reach this process.
     await db().apiKey.update({ where: { id: extra.id }, data: { revokedAt: new Date() } });
@@ -236,7 +203,7 @@ describe("what the socket acts with after its key is verified again", () => {
     await db().usageDay.create({
       data: { projectId: p.projectId, keyId, network: net.slug, api: "cometbft", endpoint: "status", day: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())), cu: 100_000_000n, requests: 1 },
     });
-    const c = await connect(wsUrl(p.apiKey));
+    const c = await connectSocket(wsUrl(p.apiKey));
     try {
       expect((await c.call(1, "status")).result).toMatchObject({ node_info: expect.anything() });
 
@@ -259,7 +226,7 @@ describe("what the socket acts with after its key is verified again", () => {
   it("keeps its connections when the database cannot answer the re-verification, and verifies again once it can", async () => {
     const p = await createTestProject("WS outage", "ENTERPRISE");
     const extra = await createAdditionalKey(p.userId, p.projectId, "outage");
-    const c = await connect(wsUrl(extra.apiKey));
+    const c = await connectSocket(wsUrl(extra.apiKey));
     await subscribed(c);
     const retry = SOCKET_LIMITS.recheckRetryMs;
     const retryMax = SOCKET_LIMITS.recheckRetryMaxMs;

@@ -5,6 +5,7 @@ import WebSocket from "ws";
 import { db } from "@/lib/db/client";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
+import { connectSocket } from "@/lib/testing/socket";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
 import { nativeBlock, nativeBlockResults, storedRange } from "../store";
 import { deleteNetworkIndex } from "../upstream/follower";
@@ -23,43 +24,6 @@ const live = testNetwork("live");
 const bulk = testNetwork("bulk");
 
 const wsBase = (net: Network) => `${gw.url.replace(/^http/, "ws")}/cometbft/${net.slug}`;
-
-interface Message {
-  id?: unknown;
-  result?: { query?: string; data?: { type: string; value: Record<string, unknown> }; events?: Record<string, string[]> };
-  error?: { code: number; message: string; data?: string };
-}
-
-/** A raw WebSocket client that keeps every message in order. */
-async function connect(url: string, headers: Record<string, string> = {}) {
-  const ws = new WebSocket(url, { headers });
-  const messages: Message[] = [];
-  const waiters: Array<() => void> = [];
-  ws.on("message", (data: Buffer) => {
-    messages.push(JSON.parse(data.toString()) as Message);
-    for (const w of waiters.splice(0)) w();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const until = async (what: string, check: () => boolean) => {
-    const deadline = Date.now() + 30_000;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 200);
-      });
-    }
-  };
-  const call = async (id: number | string, method: string, params: Record<string, unknown> = {}) => {
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    await until(`the answer to ${method}`, () => messages.some((m) => m.id === id && (m.error !== undefined || m.result?.query === undefined)));
-    return messages.find((m) => m.id === id && (m.error !== undefined || m.result?.query === undefined))!;
-  };
-  return { ws, messages, until, call };
-}
 
 /** The status and body of a refused upgrade. */
 function refusedUpgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: { code: string; message: string } }> {
@@ -148,7 +112,7 @@ describe("cosmjs's Comet38Client over the WebSocket (key in the path)", () => {
 
 describe("the events in CometBFT's JSON", () => {
   it("NewBlock, NewBlockHeader and Tx carry the node's data and events map; unsubscribe stops them", async () => {
-    const c = await connect(`${wsBase(live)}/websocket`, { "X-API-KEY": key });
+    const c = await connectSocket(`${wsBase(live)}/websocket`, { "X-API-KEY": key });
     try {
       expect((await c.call("b", "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
       expect((await c.call("h", "subscribe", { query: "tm.event = 'NewBlockHeader'" })).result).toEqual({});
@@ -205,7 +169,7 @@ describe("the events in CometBFT's JSON", () => {
 
   it("meters subscribe as a call and each delivered event at 1 CU on the usage rows", async () => {
     const own = await createTestProject("CometBFT WS metering", "ENTERPRISE");
-    const c = await connect(`${wsBase(live)}/${own.apiKey}/websocket`);
+    const c = await connectSocket(`${wsBase(live)}/${own.apiKey}/websocket`);
     try {
       await c.call(1, "subscribe", { query: "tm.event='NewBlockHeader'" });
       await c.until("three events", () => c.messages.filter((m) => m.id === 1 && m.result?.query).length >= 3);
@@ -237,7 +201,7 @@ describe("limits", () => {
   });
 
   it("answers a 6th subscription on one connection with CometBFT's error", async () => {
-    const c = await connect(`${wsBase(live)}/${key}/websocket`);
+    const c = await connectSocket(`${wsBase(live)}/${key}/websocket`);
     try {
       for (let i = 0; i < SOCKET_LIMITS.subscriptionsPerConnection; i++) {
         expect((await c.call(i, "subscribe", { query: `tm.event='Tx' AND tx.height > ${i}` })).result).toEqual({});
@@ -256,7 +220,7 @@ describe("limits", () => {
     const own = await createTestProject("CometBFT WS connections", "ENTERPRISE");
     const limit = SOCKET_LIMITS.connectionsPerKey;
     SOCKET_LIMITS.connectionsPerKey = 2;
-    const open = [await connect(`${wsBase(live)}/${own.apiKey}/websocket`), await connect(`${wsBase(live)}/${own.apiKey}/websocket`)];
+    const open = [await connectSocket(`${wsBase(live)}/${own.apiKey}/websocket`), await connectSocket(`${wsBase(live)}/${own.apiKey}/websocket`)];
     try {
       const third = await refusedUpgrade(`${wsBase(live)}/${own.apiKey}/websocket`);
       expect(third.status).toBe(429);
@@ -271,7 +235,7 @@ describe("limits", () => {
   });
 
   it("drops a subscriber that does not read its events with CometBFT's error", async () => {
-    const c = await connect(`${wsBase(bulk)}/${key}/websocket`);
+    const c = await connectSocket(`${wsBase(bulk)}/${key}/websocket`);
     const limit = SOCKET_LIMITS.sendBufferBytes;
     SOCKET_LIMITS.sendBufferBytes = 64 * 1024;
     try {
