@@ -644,6 +644,71 @@ describe("the native CometBFT interface (/cometbft) on the devnet", () => {
     expect(missing!.error).toMatchObject({ code: -32601, message: "Method not found", data: expect.stringContaining("nope") });
   });
 
+  it("writes ABCI results with CometBFT's default fields in tx, tx_search and block_results, also for rows an older version stored without them", async () => {
+    type Attr = { key: string; value: string; index?: boolean };
+    type Event = { type: string; attributes: Attr[] };
+    type Exec = { code?: number; data?: string | null; log?: string; info?: string; gas_wanted?: string; gas_used?: string; events: Event[]; codespace?: string };
+    type Results = { height: string; txs_results: Exec[]; finalize_block_events: Event[] };
+    const uri = async <T>(path: string) => {
+      const text = await (await fetch(`${base()}/${path}`, { headers: { "X-API-KEY": key } })).text();
+      return { text, result: (JSON.parse(text) as Rpc<T>).result };
+    };
+    const rpc = async <T>(method: string, params: Record<string, unknown>) => (await post({ jsonrpc: "2.0", id: 1, method, params })).json.result as unknown as T;
+    const H = 12n;
+    const rows = await db().consensusTx.findMany({ where: { network: NET, height: H }, orderBy: { txIndex: "asc" } });
+    const tags = rows.map((r) => (r.result as unknown as TxRecord["tx_result"]).tags);
+    /** An ExecTxResult as a 0.38 node writes it for the stored /rpc result: every field in proto order, each attribute with index. */
+    const expectNodeExec = (exec: Exec, i: number) => {
+      const stored = rows[i]!.result as unknown as TxRecord["tx_result"];
+      expect(Object.keys(exec)).toEqual(["code", "data", "log", "info", "gas_wanted", "gas_used", "events", "codespace"]);
+      expect(exec).toMatchObject({ code: 0, data: null, log: stored.log, info: "", gas_wanted: stored.gas_wanted, gas_used: stored.gas_used, codespace: "" });
+      for (const e of exec.events) {
+        expect(Object.keys(e)).toEqual(["type", "attributes"]);
+        for (const a of e.attributes) expect(Object.keys(a)).toEqual(["key", "value", "index"]);
+      }
+      expect(exec.events.flatMap((e) => e.attributes.map((a) => ({ key: `${e.type}.${a.key}`, value: a.value, index: a.index })))).toEqual(tags[i]);
+    };
+    // The devnet's txs mostly carry message.module, which is not indexed: written as index false.
+    expect(tags.flat().some((t) => !t.index)).toBe(true);
+
+    const answers = async () => {
+      const byHash = await Promise.all(rows.map((r) => uri<{ tx_result: Exec }>(`tx?hash=0x${r.hash}`)));
+      const search = await uri<{ txs: Array<{ tx_result: Exec }> }>(`tx_search?query=${encodeURIComponent(`"tx.height=${H}"`)}`);
+      const results = await uri<Results>(`block_results?height=${H}`);
+      return { byHash, search, results };
+    };
+    const before = await answers();
+    before.byHash.forEach((a, i) => expectNodeExec(a.result.tx_result, i));
+    before.search.result.txs.forEach((t, i) => expectNodeExec(t.tx_result, i));
+    before.results.result.txs_results.forEach(expectNodeExec);
+    // finalize_block_events: each event by its struct fields, each attribute with every field (the block's are indexed).
+    for (const e of before.results.result.finalize_block_events) for (const a of e.attributes) expect(Object.keys(a)).toEqual(["key", "value", "index"]);
+    expect(before.results.result.finalize_block_events.flatMap((e) => e.attributes.map((a) => a.index))).not.toContain(false);
+    // JSON-RPC answers the same.
+    expect((await rpc<{ tx_result: Exec }>("tx", { hash: Buffer.from(rows[0]!.hash, "hex").toString("base64") })).tx_result).toEqual(before.byHash[0]!.result.tx_result);
+    expect(await rpc("tx_search", { query: `tx.height=${H}` })).toEqual(before.search.result);
+    expect(await rpc("block_results", { height: String(H) })).toEqual(before.results.result);
+
+    // Rows as an older version stored them: zero values left out, no index on an attribute not indexed, or no native JSON at all.
+    const compact = (e: Exec) => ({
+      log: e.log,
+      gas_wanted: e.gas_wanted,
+      gas_used: e.gas_used,
+      events: e.events.map((ev) => ({ type: ev.type, attributes: ev.attributes.map(({ key, value, index }) => (index ? { key, value, index } : { key, value })) })),
+    });
+    const old = before.results.result;
+    await db().$executeRawUnsafe("UPDATE consensus_blocks SET results = $3::json WHERE network = $1 AND height = $2", NET, H, JSON.stringify({ ...old, txs_results: old.txs_results.map(compact) }));
+    await db().$executeRawUnsafe("UPDATE consensus_txs SET exec_result = $3::json WHERE network = $1 AND height = $2 AND tx_index = 0", NET, H, JSON.stringify(compact(before.byHash[0]!.result.tx_result)));
+    await db().$executeRawUnsafe("UPDATE consensus_txs SET exec_result = NULL WHERE network = $1 AND height = $2 AND tx_index = 1", NET, H);
+    const after = await answers();
+    expect(after.byHash.map((a) => a.text)).toEqual(before.byHash.map((a) => a.text));
+    expect(after.search.text).toBe(before.search.text);
+    expect(after.results.text).toBe(before.results.text);
+
+    // Outside ABCI results, empty fields are left out as the node's encoder does: abci_info has no app_version (0).
+    expect(Object.keys((await uri<{ response: object }>("abci_info")).result.response)).toEqual(["data", "version", "last_block_height", "last_block_app_hash"]);
+  });
+
   it("answers CometBFT's error objects for bad params, bad queries and writes on a devnet, never a 500", async () => {
     const one = async (method: string, params: unknown) => (await post({ jsonrpc: "2.0", id: 9, method, params })).json.error;
     expect(await one("block", { height: "abc" })).toMatchObject({ code: -32602, message: "Invalid params", data: expect.stringContaining("error converting json params to arguments") });

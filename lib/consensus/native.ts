@@ -3,11 +3,12 @@
  * place where the shapes /rpc serves (types.ts) and a node's JSON meet. Go's encoding rules apply:
  * int64 and int as decimal strings, int32/uint32/enums as numbers, []byte as base64, HexBytes
  * (hashes, addresses) as upper-case hex, times as RFC 3339 with nanoseconds and no trailing zeros,
- * and ABCI results without their zero values (`code: 0`, an empty `log`, a false `index`).
+ * and ABCI results with or without their default fields by where they appear (ABCI RESULTS below).
  *
  * Blocks are converted once, when they are stored (store.ts insertBlocks): an upstream's blocks keep
  * the JSON its node sent; a devnet block gets what a node would send for it.
  */
+import type { Network } from "@/lib/networks";
 import { encodeBlockId, encodeCommitSig, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, type BlockId, type TxProof } from "./crypto";
 import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "./types";
 
@@ -40,22 +41,135 @@ export interface NativeBlock {
   };
 }
 
-export interface NativeEvent {
-  type: string;
-  attributes: Array<{ key: string; value: string; index?: boolean }>;
+// ---------------------------------------------------------------------------------------------
+// ABCI RESULTS. Where CometBFT 0.38 writes every field of an ABCI result and where it leaves the
+// empty ones out:
+//
+// - ExecTxResult, ResponseCheckTx, ResponseQuery, ResponseCommit and EventAttribute have a
+//   MarshalJSON (pointer receiver) that is gogoproto's jsonpb with EnumsAsInts and EmitDefaults
+//   (abci/types/types.go, "override JSON marshaling so we emit defaults"): every field, in proto
+//   field order, under its proto name (types.proto gives gas_wanted and gas_used json_name =
+//   "gas_wanted"/"gas_used"), uint32 as a number, int64 as a quoted string, bytes as base64 and a
+//   nil []byte as null (encoding/json; results read back from protobuf have nil for empty bytes),
+//   repeated fields as [] even when empty, nested messages (Event) with every field too
+//   (jsonpb/jsonpb.go marshalObject, marshalValue).
+// - The RPC's encoder (libs/json/encoder.go encodeReflect) calls a pointer-receiver MarshalJSON only
+//   where the value is addressable (`rv.CanAddr() && rv.Addr().Type().Implements(jsonMarshalerType)`),
+//   and otherwise writes the struct by its json tags, all `omitempty` in types.pb.go. Addressable:
+//   a field of a struct reached through a pointer, and any slice element. So the results of /tx
+//   (*ResultTx.TxResult), /tx_search, /block_results (TxsResults []*ExecTxResult), /check_tx,
+//   /abci_query and /broadcast_tx_commit (rpc/core/types/responses.go) carry every field, and so do
+//   the tx_results of NewBlock's result_finalize_block ([]*ExecTxResult).
+// - An event's data sits in an interface (types/events.go TMEventData), and a value inside an
+//   interface is not addressable: the Tx event's TxResult.Result, an ExecTxResult value field of
+//   abci.TxResult, is written by its tags, empty fields left out. Its Event slice elements are
+//   addressable but Event has no MarshalJSON (`type` and `attributes` left out when empty); their
+//   attributes are slice elements again, so each EventAttribute carries key, value and index. The
+//   same holds for block_results' finalize_block_events ([]abci.Event).
+// - Anything else is written by its tags (abci_info's ResponseInfo leaves app_version 0 out).
+//
+// https://github.com/cometbft/cometbft/blob/v0.38.17/abci/types/types.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/libs/json/encoder.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/rpc/core/types/responses.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/types/events.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/proto/tendermint/abci/types.proto
+// https://github.com/cosmos/gogoproto/blob/main/jsonpb/jsonpb.go
+
+export interface NativeAttribute {
+  key: string;
+  value: string;
+  index: boolean;
 }
 
-/** ABCI ExecTxResult as JSON (zero values omitted). */
-export interface NativeExecResult {
-  code?: number;
-  data?: string;
-  log?: string;
-  info?: string;
-  gas_wanted?: string;
-  gas_used?: string;
-  events?: NativeEvent[];
-  codespace?: string;
+export interface NativeEvent {
+  type: string;
+  attributes: NativeAttribute[];
 }
+
+/** An ExecTxResult with every field (ResponseCheckTx of 0.38 has the same fields). */
+export interface NativeExecResult {
+  code: number;
+  /** base64; null when empty. */
+  data: string | null;
+  log: string;
+  info: string;
+  gas_wanted: string;
+  gas_used: string;
+  events: NativeEvent[];
+  codespace: string;
+}
+
+/** An event as stored: a node's, or one an older version wrote (no `index` on an attribute not indexed). */
+export interface StoredEvent {
+  type?: string;
+  attributes?: ReadonlyArray<{ key?: string; value?: string; index?: boolean }> | null;
+}
+
+/** An ExecTxResult as stored: a node's, or one an older version wrote (zero values left out). */
+export type StoredExecResult = Partial<Omit<NativeExecResult, "events">> & { events?: readonly StoredEvent[] | null };
+
+/** The fields of an ExecTxResult in proto order, with the value each has when empty. */
+const EXEC_FIELDS = [
+  ["code", 0],
+  ["data", null],
+  ["log", ""],
+  ["info", ""],
+  ["gas_wanted", "0"],
+  ["gas_used", "0"],
+  ["events", []],
+  ["codespace", ""],
+] as const;
+
+const isEmpty = (v: unknown, empty: unknown) => v === undefined || v === null || v === empty || v === "" || (Array.isArray(v) && v.length === 0);
+
+/** An event: with every field (jsonpb), or by its struct tags (empty type and attributes left out); each attribute with every field. */
+function eventJson(e: StoredEvent, emitDefaults: boolean): Partial<NativeEvent> {
+  const attributes = (e.attributes ?? []).map((a) => ({ key: a.key ?? "", value: a.value ?? "", index: a.index === true }));
+  if (emitDefaults) return { type: e.type ?? "", attributes };
+  const out: Partial<NativeEvent> = {};
+  if (e.type) out.type = e.type;
+  if (attributes.length > 0) out.attributes = attributes;
+  return out;
+}
+
+function execJson(r: StoredExecResult, emitDefaults: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, empty] of EXEC_FIELDS) {
+    const v = r[name];
+    if (isEmpty(v, empty)) {
+      if (emitDefaults) out[name] = Array.isArray(empty) ? [] : empty;
+    } else out[name] = name === "events" ? (v as StoredEvent[]).map((e) => eventJson(e, emitDefaults)) : v;
+  }
+  return out;
+}
+
+/** An ExecTxResult as /tx, /tx_search and /block_results write it: every field (jsonpb with EmitDefaults). */
+export const execResultJson = (r: StoredExecResult): NativeExecResult => execJson(r, true) as unknown as NativeExecResult;
+
+/** The `result` of a Tx event's TxResult: empty fields left out, attributes still with every field. */
+export const txEventResultJson = (r: StoredExecResult): Partial<NativeExecResult> => execJson(r, false);
+
+/** A /block_results result as stored; its other fields are kept as they are. */
+export interface StoredBlockResults {
+  txs_results?: readonly StoredExecResult[] | null;
+  finalize_block_events?: readonly StoredEvent[] | null;
+  [field: string]: unknown;
+}
+
+/** A /block_results result of ours (whatever version stored it) as a node writes it. */
+export function blockResultsJson(r: StoredBlockResults): StoredBlockResults {
+  return {
+    ...r,
+    txs_results: r.txs_results?.map(execResultJson) ?? null,
+    finalize_block_events: r.finalize_block_events?.map((e) => eventJson(e, false)) ?? null,
+  };
+}
+
+/**
+ * Whether a network's stored native JSON is ours (a devnet's), written as a node writes it when it
+ * is read (rows stored by older versions lack default fields), rather than its node's, served as sent.
+ */
+export const nativeIsOurs = (network: Pick<Network, "source">): boolean => network.source.kind !== "upstream";
 
 /** What a block is stored with for the native interface. */
 export interface NativeParts {
@@ -77,7 +191,7 @@ export function tagsToEvents(tags: readonly Tag[]): NativeEvent[] {
     const dot = tag.key.indexOf(".");
     const type = dot === -1 ? tag.key : tag.key.slice(0, dot);
     const key = dot === -1 ? "" : tag.key.slice(dot + 1);
-    const attribute = tag.index ? { key, value: tag.value, index: true } : { key, value: tag.value };
+    const attribute = { key, value: tag.value, index: tag.index };
     const last = events.at(-1);
     if (last?.type === type) last.attributes.push(attribute);
     else events.push({ type, attributes: [attribute] });
@@ -85,15 +199,8 @@ export function tagsToEvents(tags: readonly Tag[]): NativeEvent[] {
   return events;
 }
 
-/** A stored tx result (log, gas, tags) as an ExecTxResult. */
-export function execResultOf(r: TxResult): NativeExecResult {
-  const out: NativeExecResult = {};
-  if (r.log !== "") out.log = r.log;
-  if (r.gas_wanted !== "0") out.gas_wanted = r.gas_wanted;
-  if (r.gas_used !== "0") out.gas_used = r.gas_used;
-  out.events = tagsToEvents(r.tags);
-  return out;
-}
+/** A stored tx result (log, gas, tags) as a node writes its ExecTxResult. */
+export const execResultOf = (r: TxResult): NativeExecResult => execResultJson({ log: r.log, gas_wanted: r.gas_wanted, gas_used: r.gas_used, events: tagsToEvents(r.tags) });
 
 /**
  * A stored /rpc block body in the native shape: commit signatures as block_id_flag entries (a gap

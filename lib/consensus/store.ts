@@ -4,7 +4,7 @@ import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { db, publicDb, rawTransaction } from "@/lib/db/client";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
-import { execResultOf, nativeBlockOf, nativeOf, nativeResultsOf } from "./native";
+import { blockResultsJson, execResultJson, execResultOf, nativeBlockOf, nativeOf, nativeResultsOf, type StoredBlockResults, type StoredExecResult } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
 
@@ -300,8 +300,12 @@ export async function nativeBlocks(network: string, heights: readonly bigint[]):
   return new Map(rows.map((r) => [r.height, new RawJson(r.native ?? JSON.stringify(nativeBlockOf(JSON.parse(r.body!) as BlockResult)))]));
 }
 
-/** The ExecTxResults of txs given by (height, index), as RawJson keyed `height/index`. */
-export async function nativeExecResults(network: string, txs: ReadonlyArray<{ height: bigint; index: number }>): Promise<Map<string, RawJson>> {
+/**
+ * The ExecTxResults of txs given by (height, index), as RawJson keyed `height/index`. `ours`: the
+ * rows are a devnet's (native.ts nativeIsOurs), written as a node writes them whatever version
+ * stored them; otherwise they are the node's, as it sent them.
+ */
+export async function nativeExecResults(network: string, txs: ReadonlyArray<{ height: bigint; index: number }>, ours: boolean): Promise<Map<string, RawJson>> {
   if (txs.length === 0) return new Map();
   const rows = await publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; exec: string | null; result: TxResult | null }>>(
     `SELECT t.height, t.tx_index, t.exec_result::text AS exec, CASE WHEN t.exec_result IS NULL THEN t.result END AS result
@@ -311,18 +315,22 @@ export async function nativeExecResults(network: string, txs: ReadonlyArray<{ he
     txs.map((t) => t.height.toString()),
     txs.map((t) => t.index),
   );
-  return new Map(rows.map((r) => [`${r.height}/${r.tx_index}`, new RawJson(r.exec ?? JSON.stringify(execResultOf(r.result!)))]));
+  const text = (r: (typeof rows)[number]) => {
+    if (r.exec === null) return JSON.stringify(execResultOf(r.result!));
+    return ours ? JSON.stringify(execResultJson(JSON.parse(r.exec) as StoredExecResult)) : r.exec;
+  };
+  return new Map(rows.map((r) => [`${r.height}/${r.tx_index}`, new RawJson(text(r))]));
 }
 
-/** A block's /block_results result as JSON text; null when the block is not stored. */
-export async function nativeBlockResults(network: string, height: bigint): Promise<string | null> {
+/** A block's /block_results result as JSON text; null when the block is not stored. `ours` as for nativeExecResults. */
+export async function nativeBlockResults(network: string, height: bigint, ours: boolean): Promise<string | null> {
   const [row] = await publicDb().$queryRawUnsafe<Array<{ results: string | null }>>(
     "SELECT results::text AS results FROM consensus_blocks WHERE network = $1 AND height = $2",
     network,
     height,
   );
   if (!row) return null;
-  if (row.results !== null) return row.results;
+  if (row.results !== null) return ours ? JSON.stringify(blockResultsJson(JSON.parse(row.results) as StoredBlockResults)) : row.results;
   // Derived: the txs' results, the block's indexed events, and the state after it (the next header's app_hash).
   const [txs, attrs, next] = await Promise.all([
     publicDb().consensusTx.findMany({ where: { network, height }, orderBy: { txIndex: "asc" }, select: { result: true } }),

@@ -12,8 +12,9 @@
 import { rawPool } from "@/lib/db/client";
 import { listen, type Listening } from "@/lib/db/listen";
 import { componentLogger, errorMessage } from "@/lib/log";
+import type { Network } from "@/lib/networks";
 import { BLOCKS_STORED_CHANNEL } from "../store";
-import type { NativeBlock, NativeEvent } from "../native";
+import { nativeIsOurs, txEventResultJson, type NativeBlock, type StoredEvent, type StoredExecResult } from "../native";
 import { nativeBlockResults, nativeBlocks, nativeExecResults } from "../store";
 
 export type EventName = "NewBlock" | "NewBlockHeader" | "Tx";
@@ -32,12 +33,12 @@ export interface FeedEvent {
 const MAX_HEIGHTS = 1000;
 
 /** The composite keys of ABCI events: types and keys that are empty are left out, as the node does. */
-function compositeKeys(events: readonly NativeEvent[] | null | undefined, into: Record<string, string[]> = {}): Record<string, string[]> {
+function compositeKeys(events: readonly StoredEvent[] | null | undefined, into: Record<string, string[]> = {}): Record<string, string[]> {
   for (const e of events ?? []) {
     if (!e.type) continue;
     for (const a of e.attributes ?? []) {
       if (!a.key) continue;
-      (into[`${e.type}.${a.key}`] ??= []).push(a.value);
+      (into[`${e.type}.${a.key}`] ??= []).push(a.value ?? "");
     }
   }
   return into;
@@ -50,7 +51,7 @@ function add(map: Record<string, string[]>, key: string, value: string): Record<
 
 interface BlockResults {
   txs_results: unknown[] | null;
-  finalize_block_events: NativeEvent[] | null;
+  finalize_block_events: StoredEvent[] | null;
   validator_updates: unknown[] | null;
   consensus_param_updates: unknown;
   app_hash: string;
@@ -76,24 +77,26 @@ const event = (name: EventName, height: bigint, events: Record<string, string[]>
 });
 
 /** The events of the stored blocks from `first` to `last`, block by block. */
-export async function loadBlockEvents(network: string, first: bigint, last: bigint): Promise<FeedEvent[][]> {
+export async function loadBlockEvents(network: Network, first: bigint, last: bigint): Promise<FeedEvent[][]> {
   const heights: bigint[] = [];
   for (let h = first; h <= last; h++) heights.push(h);
-  const blocks = await nativeBlocks(network, heights);
+  const ours = nativeIsOurs(network);
+  const blocks = await nativeBlocks(network.slug, heights);
   const txRows = await rawPool().query<{ height: string; tx_index: number; hash: string; raw: Buffer }>(
     "SELECT height, tx_index, hash, raw FROM consensus_txs WHERE network = $1 AND height BETWEEN $2 AND $3 ORDER BY height, tx_index",
-    [network, first.toString(), last.toString()],
+    [network.slug, first.toString(), last.toString()],
   );
   const execs = await nativeExecResults(
-    network,
+    network.slug,
     txRows.rows.map((t) => ({ height: BigInt(t.height), index: t.tx_index })),
+    ours,
   );
   const out: FeedEvent[][] = [];
   for (const height of heights) {
     const raw = blocks.get(height);
     if (!raw) continue;
     const native = JSON.parse(raw.text) as NativeBlock;
-    const resultsText = await nativeBlockResults(network, height);
+    const resultsText = await nativeBlockResults(network.slug, height, ours);
     const results = JSON.parse(resultsText ?? "{}") as BlockResults;
     const list: FeedEvent[] = [
       event("NewBlock", height, add(compositeKeys(results.finalize_block_events), "tm.event", "NewBlock"), {
@@ -105,7 +108,7 @@ export async function loadBlockEvents(network: string, first: bigint, last: bigi
     ];
     for (const t of txRows.rows) {
       if (BigInt(t.height) !== height) continue;
-      const exec = JSON.parse(execs.get(`${height}/${t.tx_index}`)?.text ?? "{}") as { events?: NativeEvent[] };
+      const exec = JSON.parse(execs.get(`${height}/${t.tx_index}`)?.text ?? "{}") as StoredExecResult;
       const keys = compositeKeys(exec.events);
       add(keys, "tm.event", "Tx");
       add(keys, "tx.hash", t.hash.toUpperCase());
@@ -114,7 +117,8 @@ export async function loadBlockEvents(network: string, first: bigint, last: bigi
       const txResult: Record<string, unknown> = { height: height.toString() };
       if (t.tx_index !== 0) txResult.index = t.tx_index;
       txResult.tx = t.raw.toString("base64");
-      txResult.result = exec;
+      // Not addressable in the event's interface value: written by its struct tags (native.ts ABCI RESULTS).
+      txResult.result = txEventResultJson(exec);
       list.push(event("Tx", height, keys, { TxResult: txResult }));
     }
     out.push(list);
@@ -130,7 +134,8 @@ export type BlockListener = (events: FeedEvent[]) => void;
  * (a subscription is a live stream, as on a node).
  */
 export class BlockFeed {
-  private readonly listeners = new Map<string, Set<BlockListener>>();
+  /** By network slug (what the notifications name). */
+  private readonly listeners = new Map<string, { network: Network; set: Set<BlockListener> }>();
   private listening: Listening | undefined;
   /** Per network: the loads in order, so blocks reach listeners in height order. */
   private readonly queues = new Map<string, Promise<void>>();
@@ -139,10 +144,10 @@ export class BlockFeed {
   constructor(private readonly databaseUrl: () => string) {}
 
   /** Adds a listener; resolves once notifications are being received (rejects when the database cannot be reached). */
-  async add(network: string, listener: BlockListener): Promise<void> {
-    let set = this.listeners.get(network);
-    if (!set) this.listeners.set(network, (set = new Set()));
-    set.add(listener);
+  async add(network: Network, listener: BlockListener): Promise<void> {
+    let entry = this.listeners.get(network.slug);
+    if (!entry) this.listeners.set(network.slug, (entry = { network, set: new Set() }));
+    entry.set.add(listener);
     const listening = (this.listening ??= listen({
       connectionString: this.databaseUrl,
       channel: BLOCKS_STORED_CHANNEL,
@@ -162,10 +167,10 @@ export class BlockFeed {
     }
   }
 
-  remove(network: string, listener: BlockListener): void {
-    const set = this.listeners.get(network);
-    set?.delete(listener);
-    if (set?.size === 0) this.listeners.delete(network);
+  remove(network: Network, listener: BlockListener): void {
+    const entry = this.listeners.get(network.slug);
+    entry?.set.delete(listener);
+    if (entry?.set.size === 0) this.listeners.delete(network.slug);
     if (this.listeners.size === 0) this.stop();
   }
 
@@ -175,21 +180,22 @@ export class BlockFeed {
   }
 
   private stored(payload: string): void {
-    const [network, firstText, lastText] = payload.split("\t");
-    if (!network || !firstText || !lastText || !this.listeners.has(network)) return;
+    const [slug, firstText, lastText] = payload.split("\t");
+    const entry = slug === undefined ? undefined : this.listeners.get(slug);
+    if (!slug || !entry || !firstText || !lastText) return;
     let first = BigInt(firstText);
     const last = BigInt(lastText);
     if (last - first >= BigInt(MAX_HEIGHTS)) first = last - BigInt(MAX_HEIGHTS) + 1n;
-    const previous = this.queues.get(network) ?? Promise.resolve();
+    const previous = this.queues.get(slug) ?? Promise.resolve();
     const next = previous
-      .then(() => (this.listeners.has(network) ? loadBlockEvents(network, first, last) : []))
+      .then(() => (this.listeners.has(slug) ? loadBlockEvents(entry.network, first, last) : []))
       .then((blocks) => {
-        for (const events of blocks) for (const l of [...(this.listeners.get(network) ?? [])]) l(events);
+        for (const events of blocks) for (const l of [...(this.listeners.get(slug)?.set ?? [])]) l(events);
       })
-      .catch((e: unknown) => this.log.error({ err: e, network }, "could not load stored blocks for their subscribers"));
-    this.queues.set(network, next);
+      .catch((e: unknown) => this.log.error({ err: e, network: slug }, "could not load stored blocks for their subscribers"));
+    this.queues.set(slug, next);
     void next.then(() => {
-      if (this.queues.get(network) === next) this.queues.delete(network);
+      if (this.queues.get(slug) === next) this.queues.delete(slug);
     });
   }
 }

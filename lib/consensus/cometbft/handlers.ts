@@ -10,7 +10,7 @@ import { COMETBFT_ENDPOINTS, type CometbftMethod } from "../catalog";
 import { appHashAfter, devnetChain } from "../devnet/chain";
 import { abciInfo, commitFor, consensusParams, emptyMempool, genesis, genesisChunk, netInfo, validatorSet } from "../devnet/node";
 import { runMethod } from "../handlers";
-import { blockSize, goTime, nativeTx, type NativeBlock } from "../native";
+import { blockSize, goTime, nativeIsOurs, nativeTx, type NativeBlock } from "../native";
 import { getBlock, nativeBlock, nativeBlockResults, nativeBlocks, nativeExecResults, storedRange } from "../store";
 import type { StatusResult, TxRecord } from "../types";
 import { UpstreamUnavailableError, upstreamClient } from "../upstream/client";
@@ -78,6 +78,7 @@ async function withExecs(network: Network, records: TxRecord[]) {
   const execs = await nativeExecResults(
     network.slug,
     records.map((r) => ({ height: BigInt(r.height), index: r.index })),
+    nativeIsOurs(network),
   );
   return records.map((r) => nativeTx(r, execs.get(`${r.height}/${r.index}`) ?? null, r.proof));
 }
@@ -191,7 +192,7 @@ export async function runNative(method: CometbftMethod, network: Network, p: Nat
       return commit(network, p);
     case "block_results": {
       const height = await resolveHeight(network, p.parsed.height);
-      const text = await nativeBlockResults(network.slug, height);
+      const text = await nativeBlockResults(network.slug, height, nativeIsOurs(network));
       if (text === null) throw internalError(`could not find results for height #${height}`);
       return new RawJson(text);
     }

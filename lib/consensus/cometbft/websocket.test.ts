@@ -5,9 +5,9 @@ import WebSocket from "ws";
 import { db } from "@/lib/db/client";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
-import { connectSocket } from "@/lib/testing/socket";
+import { connectSocket, type SocketMessage } from "@/lib/testing/socket";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
-import { nativeBlock, nativeBlockResults, storedRange } from "../store";
+import { nativeBlock, storedRange } from "../store";
 import { deleteNetworkIndex } from "../upstream/follower";
 import { SLOW_CLIENT_REASON, SOCKET_LIMITS } from "./websocket";
 
@@ -117,11 +117,16 @@ describe("the events in CometBFT's JSON", () => {
       expect((await c.call("b", "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
       expect((await c.call("h", "subscribe", { query: "tm.event = 'NewBlockHeader'" })).result).toEqual({});
       expect((await c.call("t", "subscribe", { query: "tm.event='Tx'" })).result).toEqual({});
-      await c.until("a block with a tx", () => c.messages.some((m) => m.id === "t" && m.result?.query));
-      const tx = c.messages.find((m) => m.id === "t" && m.result?.query)!.result!;
+      type Attr = { key: string; value: string; index?: boolean };
+      type Exec = { code?: number; log?: string; gas_wanted?: string; gas_used?: string; events: Array<{ type: string; attributes: Attr[] }> };
+      const txOf = (m: SocketMessage) => m.result!.data!.value.TxResult as { height: string; index?: number; tx: string; result: Exec };
+      // A tx with an attribute that is not indexed (message.module of a send or a delegation).
+      const withUnindexed = (m: SocketMessage) => m.id === "t" && m.result?.query !== undefined && txOf(m).result.events.some((e) => e.type === "message" && e.attributes.some((a) => a.key === "module"));
+      await c.until("a block with a tx", () => c.messages.some(withUnindexed));
+      const tx = c.messages.find(withUnindexed)!.result!;
       expect(tx.query).toBe("tm.event='Tx'");
       expect(tx.data!.type).toBe("tendermint/event/Tx");
-      const txResult = tx.data!.value.TxResult as { height: string; index?: number; tx: string; result: { events: unknown[] } };
+      const txResult = txOf(c.messages.find(withUnindexed)!);
       const height = BigInt(txResult.height);
       expect(tx.events!["tm.event"]).toEqual(["Tx"]);
       expect(tx.events!["tx.height"]).toEqual([txResult.height]);
@@ -133,7 +138,14 @@ describe("the events in CometBFT's JSON", () => {
         height,
         txResult.index ?? 0,
       );
-      expect(txResult.result).toEqual(JSON.parse(row!.exec));
+      // As a node's event bus writes it: the result without its empty fields (code 0, data, info,
+      // codespace), while every attribute keeps all of its fields, index false included.
+      const storedExec = JSON.parse(row!.exec) as Exec;
+      expect(Object.keys(txResult.result)).toEqual(["log", "gas_wanted", "gas_used", "events"]);
+      expect(txResult.result).toEqual({ log: storedExec.log, gas_wanted: storedExec.gas_wanted, gas_used: storedExec.gas_used, events: storedExec.events });
+      const attributes = txResult.result.events.flatMap((e) => e.attributes);
+      for (const a of attributes) expect(Object.keys(a)).toEqual(["key", "value", "index"]);
+      expect(attributes.find((a) => a.key === "module")!.index).toBe(false);
       expect(txResult.tx).toBe(Buffer.from(row!.raw).toString("base64"));
 
       await c.until("the NewBlock of that height", () => c.messages.some((m) => m.id === "b" && m.result?.data?.value && (m.result.data.value.block as { header: { height: string } }).header.height === txResult.height));
@@ -142,8 +154,12 @@ describe("the events in CometBFT's JSON", () => {
       const stored = JSON.parse((await nativeBlock(live.slug, { height }))!.text) as { block: unknown; block_id: unknown };
       expect(nb.data!.value.block).toEqual(stored.block);
       expect(nb.data!.value.block_id).toEqual(stored.block_id);
-      const results = JSON.parse((await nativeBlockResults(live.slug, height))!) as { txs_results: unknown[]; finalize_block_events: unknown[]; app_hash: string };
+      const results = (await c.call("r", "block_results", { height: txResult.height })).result as unknown as { txs_results: object[]; finalize_block_events: unknown[]; app_hash: string };
       expect(nb.data!.value.result_finalize_block).toMatchObject({ tx_results: results.txs_results, events: results.finalize_block_events, app_hash: results.app_hash });
+      // Its tx results are reached through pointers, so the node writes them with every field, as block_results does.
+      for (const r of (nb.data!.value.result_finalize_block as { tx_results: object[] }).tx_results) {
+        expect(Object.keys(r)).toEqual(["code", "data", "log", "info", "gas_wanted", "gas_used", "events", "codespace"]);
+      }
       expect(nb.events!["tm.event"]).toEqual(["NewBlock"]);
       expect(nb.events!["mint.amount"]!.length).toBe(1);
       const header = c.messages.find((m) => m.id === "h" && m.result?.query)!.result!;

@@ -342,7 +342,7 @@ class Connection {
     this.subs.set(text, sub);
     bump(subscriptionsByKey, this.keyId, 1);
     try {
-      await feed.add(this.ctx.network.slug, sub.listener);
+      await feed.add(this.ctx.network, sub.listener);
     } catch (e) {
       this.drop(text);
       log.error({ err: e }, "cannot follow stored blocks for a subscription");
@@ -385,7 +385,7 @@ class Connection {
     if (!sub) return;
     this.subs.delete(text);
     bump(subscriptionsByKey, this.keyId, -1);
-    feed.remove(this.ctx.network.slug, sub.listener);
+    feed.remove(this.ctx.network, sub.listener);
   }
 
   private closed(): void {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
+import { connectSocket } from "@/lib/testing/socket";
 import { txHash, utf8 } from "../crypto";
 import { realBlock, realResults, txs } from "./fixtures";
 import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "./follower";
@@ -10,8 +11,9 @@ import { CometStandIn } from "./stand-in";
 
 /**
  * The JSON of a real CometBFT v0.38 node (fixtures.ts: nanosecond times, evidence, an absent
- * validator, a vote for nil, ABCI results without zero values, an unknown future field) goes
- * through the follower into the store and comes back unchanged from /cometbft.
+ * validator, a vote for nil, ABCI results with their default fields and one without, an unknown
+ * future field) goes through the follower into the store and comes back unchanged from /cometbft;
+ * what the node answers to writes and queries is passed on unchanged too.
  */
 
 let gw: TestGateway;
@@ -29,6 +31,9 @@ const results102 = realResults({
   height: "102",
   txs_results: [{ code: 0, data: "CgA=", log: "[]", info: "", gas_wanted: "90000", gas_used: "51000", events: [{ type: "message", attributes: [{ key: "action", value: "/cosmos.staking.v1beta1.MsgDelegate", index: true }] }], codespace: "" }],
 });
+/** Committed while a WebSocket client listens. */
+const block103 = realBlock({ height: 103, txs: [utf8("fourth tx"), utf8("fifth tx")] });
+const results103 = realResults({ height: "103" });
 
 type Rpc<T = unknown> = { jsonrpc: string; id: number; result: T; error?: unknown };
 
@@ -42,7 +47,7 @@ beforeAll(async () => {
   addTestNetworks(net);
   gw = await startTestGateway();
   ({ apiKey: key } = await createTestProject("Round trip", "ENTERPRISE"));
-  follower = startUpstreamFollower(net, { databaseUrl: process.env.DATABASE_URL!, logger, startHeight: 101n });
+  follower = startUpstreamFollower(net, { databaseUrl: process.env.DATABASE_URL!, logger, startHeight: 101n, pollMs: 100 });
   await waitForStoredHeight(net.slug, 102n, "the follower to ingest the recorded blocks", { detail: () => logs.join("\n") });
 }, 120_000);
 
@@ -98,12 +103,52 @@ describe("a real node's JSON through the store", () => {
     expect(header.header).toHaveProperty("extra_field_of_a_future_version", "ignored");
   });
 
-  it("answers /tx and /tx_search with the node's ExecTxResult as sent (zero values left out, a null event list)", async () => {
+  it("answers /tx and /tx_search with the node's ExecTxResult as sent (every field, or as another writer left it)", async () => {
     for (const [i, raw] of txs.entries()) {
       const tx = await result<{ hash: string; height: string; index: number; tx_result: unknown; tx: string }>(`tx?hash=0x${txHash(raw)}`);
       expect(tx).toEqual({ hash: txHash(raw), height: "101", index: i, tx_result: (results101.txs_results as unknown[])[i], tx: Buffer.from(raw).toString("base64") });
     }
     const found = await result<{ txs: Array<{ tx_result: unknown }>; total_count: string }>(`tx_search?query=${encodeURIComponent('"tx.height = 102"')}`);
     expect(found).toEqual({ txs: [{ hash: txHash(thirdTx), height: "102", index: 0, tx_result: (results102.txs_results as unknown[])[0], tx: Buffer.from(thirdTx).toString("base64") }], total_count: "1" });
+  });
+});
+
+describe("what /cometbft builds or forwards from the node's answers", () => {
+  it("forwards check_tx, broadcast_tx_commit and abci_query, answering the node's result as it sent it", async () => {
+    const tx = Buffer.from("a signed tx").toString("base64");
+    const calls: Array<[string, Record<string, string>]> = [["check_tx", { tx }], ["broadcast_tx_commit", { tx }], ["abci_query", { path: "/store/bank/key", data: "6B" }]];
+    for (const [method, params] of calls) {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 3, method, params });
+      const fromNode = await (await fetch(node.url, { method: "POST", body })).text();
+      const ours = await fetch(`${gw.url}/cometbft/${net.slug}/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      expect(await ours.text(), method).toBe(fromNode);
+    }
+  });
+
+  it("sends a Tx event's result without its empty fields, attributes with index; NewBlock with the node's tx results as sent", async () => {
+    const c = await connectSocket(`${gw.url.replace(/^http/, "ws")}/cometbft/${net.slug}/${key}/websocket`);
+    try {
+      expect((await c.call("t", "subscribe", { query: "tm.event='Tx'" })).result).toEqual({});
+      expect((await c.call("b", "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
+      node.appendRecorded(block103, results103);
+      await c.until("the events of block 103", () => c.events("t").length === 2 && c.events("b").length === 1);
+      const results = c.events("t").map((m) => (m.result!.data!.value.TxResult as { result: Record<string, unknown> }).result);
+      const [ok, failed] = results103.txs_results as Array<Record<string, unknown>>;
+      // Written by CometBFT's encoder with its omitempty tags: code 0 and the empty log, info and codespace left out.
+      expect(Object.keys(results[0]!)).toEqual(["data", "gas_wanted", "gas_used", "events"]);
+      expect(results[0]).toEqual({ data: ok!.data, gas_wanted: ok!.gas_wanted, gas_used: ok!.gas_used, events: ok!.events });
+      expect((results[0]!.events as Array<{ attributes: unknown[] }>)[1]!.attributes).toEqual([
+        { key: "action", value: "/cosmos.bank.v1beta1.MsgSend", index: true },
+        { key: "module", value: "bank", index: false },
+      ]);
+      // In the field order of the proto, whatever order the node's block_results had.
+      expect(results[1]).toEqual({ code: 5, log: "insufficient funds", gas_wanted: "100000", gas_used: "40000", codespace: "sdk" });
+      expect(Object.keys(results[1]!)).toEqual(["code", "log", "gas_wanted", "gas_used", "codespace"]);
+      expect(failed).toHaveProperty("events", null);
+      const block = c.events("b")[0]!.result!.data!.value as { result_finalize_block: { tx_results: unknown[] } };
+      expect(JSON.stringify(block.result_finalize_block.tx_results)).toBe(JSON.stringify(results103.txs_results));
+    } finally {
+      c.ws.close();
+    }
   });
 });

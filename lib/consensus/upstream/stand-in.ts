@@ -236,11 +236,16 @@ export class CometStandIn {
           return { result: emptyMempool([]) };
         case "broadcast_tx_sync":
         case "broadcast_tx_async":
-        case "check_tx":
+        case "broadcast_tx_commit":
+        case "check_tx": {
           this.received.push({ method, params });
-          return method === "check_tx"
-            ? { result: { gas_wanted: "1", gas_used: "1" } }
-            : { result: { code: 0, data: "", log: "", codespace: "", hash: createHash("sha256").update(Buffer.from(String(params.tx), "base64")).digest("hex").toUpperCase() } };
+          // ResponseCheckTx and ExecTxResult are written with every field (jsonpb, EmitDefaults).
+          const abci = { code: 0, data: null, log: "", info: "", gas_wanted: "1", gas_used: "1", events: [], codespace: "" };
+          const hash = createHash("sha256").update(Buffer.from(String(params.tx), "base64")).digest("hex").toUpperCase();
+          if (method === "check_tx") return { result: abci };
+          if (method === "broadcast_tx_commit") return { result: { check_tx: abci, tx_result: abci, hash, height: this.latestHeight.toString() } };
+          return { result: { code: 0, data: "", log: "", codespace: "", hash } };
+        }
         case "abci_query":
           this.received.push({ method, params });
           return { result: { response: { code: 0, log: "", info: "", index: "0", key: null, value: Buffer.from(`stand-in:${String(params.path)}`).toString("base64"), proofOps: null, height: this.latestHeight.toString(), codespace: "" } } };
