@@ -709,6 +709,27 @@ describe("the native CometBFT interface (/cometbft) on the devnet", () => {
     expect(Object.keys((await uri<{ response: object }>("abci_info")).result.response)).toEqual(["data", "version", "last_block_height", "last_block_app_hash"]);
   });
 
+  it("writes block_results' app_hash ([]byte) in base64 and its empty validator_updates as null, as a node reads them from its store; also for rows an older version stored", async () => {
+    const H = 13n;
+    const uri = async (path: string) => (await fetch(`${base()}/${path}`, { headers: { "X-API-KEY": key } })).text();
+    const text = await uri(`block_results?height=${H}`);
+    const results = (JSON.parse(text) as Rpc<Record<string, unknown>>).result;
+    expect(Object.keys(results)).toEqual(["height", "txs_results", "finalize_block_events", "validator_updates", "consensus_param_updates", "app_hash"]);
+    expect(results).toMatchObject({ validator_updates: null, consensus_param_updates: null });
+    // The state after the block, which the next header carries as HexBytes: the same bytes.
+    const next = (JSON.parse(await uri(`header?height=${H + 1n}`)) as Rpc<{ header: { app_hash: string } }>).result.header.app_hash;
+    expect(next).toMatch(/^[0-9A-F]{64}$/);
+    expect(results.app_hash).toBe(Buffer.from(next, "hex").toString("base64"));
+    // abci_info's last_block_app_hash is []byte too: the same value as the results of its height.
+    const info = (JSON.parse(await uri("abci_info")) as Rpc<{ response: { last_block_height: string; last_block_app_hash: string } }>).result.response;
+    const latest = (JSON.parse(await uri(`block_results?height=${info.last_block_height}`)) as Rpc<{ app_hash: string }>).result;
+    expect(info.last_block_app_hash).toBe(latest.app_hash);
+
+    // As an older version stored the row: the app hash in hex, validator_updates an empty list.
+    await db().$executeRawUnsafe("UPDATE consensus_blocks SET results = $3::json WHERE network = $1 AND height = $2", NET, H, JSON.stringify({ ...results, validator_updates: [], app_hash: next }));
+    expect(await uri(`block_results?height=${H}`)).toBe(text);
+  });
+
   it("answers CometBFT's error objects for bad params, bad queries and writes on a devnet, never a 500", async () => {
     const one = async (method: string, params: unknown) => (await post({ jsonrpc: "2.0", id: 9, method, params })).json.error;
     expect(await one("block", { height: "abc" })).toMatchObject({ code: -32602, message: "Invalid params", data: expect.stringContaining("error converting json params to arguments") });

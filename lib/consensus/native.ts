@@ -1,15 +1,16 @@
 /**
  * CometBFT 0.38's own JSON (https://docs.cometbft.com/v0.38/rpc/) of what the index holds: the one
  * place where the shapes /rpc serves (types.ts) and a node's JSON meet. Go's encoding rules apply:
- * int64 and int as decimal strings, int32/uint32/enums as numbers, []byte as base64, HexBytes
- * (hashes, addresses) as upper-case hex, times as RFC 3339 with nanoseconds and no trailing zeros,
- * and ABCI results with or without their default fields by where they appear (ABCI RESULTS below).
+ * int64 and int as decimal strings, int32/uint32/enums as numbers, []byte as base64 (a nil one as
+ * null, and a nil slice of anything as null), HexBytes (hashes, addresses) as upper-case hex, times
+ * as RFC 3339 with nanoseconds and no trailing zeros, and ABCI results with or without their
+ * default fields by where they appear (ABCI RESULTS below).
  *
  * Blocks are converted once, when they are stored (store.ts insertBlocks): an upstream's blocks keep
  * the JSON its node sent; a devnet block gets what a node would send for it.
  */
 import type { Network } from "@/lib/networks";
-import { encodeBlockId, encodeCommitSig, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, type BlockId, type TxProof } from "./crypto";
+import { encodeBlockId, encodeCommitSig, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, toBase64, type BlockId, type TxProof } from "./crypto";
 import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "./types";
 
 /** BlockIDFlag of a commit signature. */
@@ -149,19 +150,47 @@ export const execResultJson = (r: StoredExecResult): NativeExecResult => execJso
 /** The `result` of a Tx event's TxResult: empty fields left out, attributes still with every field. */
 export const txEventResultJson = (r: StoredExecResult): Partial<NativeExecResult> => execJson(r, false);
 
+// ---------------------------------------------------------------------------------------------
+// BLOCK RESULTS. /block_results is rpc/core/types ResultBlockResults, filled from the
+// ResponseFinalizeBlock the node stored as protobuf and reads back (rpc/core/blocks.go BlockResults,
+// state/store.go LoadFinalizeBlockResponse). Unmarshalled protobuf leaves an empty repeated field a
+// nil slice, so an empty txs_results, finalize_block_events or validator_updates is written null,
+// as is an absent consensus_param_updates (a nil pointer). AppHash is []byte, not HexBytes: base64.
+//
+// https://github.com/cometbft/cometbft/blob/v0.38.17/rpc/core/types/responses.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/rpc/core/blocks.go
+// https://github.com/cometbft/cometbft/blob/v0.38.17/state/store.go
+
 /** A /block_results result as stored; its other fields are kept as they are. */
 export interface StoredBlockResults {
   txs_results?: readonly StoredExecResult[] | null;
   finalize_block_events?: readonly StoredEvent[] | null;
+  validator_updates?: readonly unknown[] | null;
+  consensus_param_updates?: unknown;
+  /** base64; upper-case hex in rows an older version stored. */
+  app_hash?: string | null;
   [field: string]: unknown;
 }
 
+/** A repeated field as the node reads it back from its store: empty is nil, written null. */
+const nilIfEmpty = <T>(list: readonly T[] | null | undefined): readonly T[] | null => (list && list.length > 0 ? list : null);
+
+/** A []byte held as hex (how the index keeps hashes) as the node's encoder writes it: base64, null when empty. */
+export const bytesJson = (hex: string): string | null => (hex === "" ? null : toBase64(fromHex(hex)));
+
+/** A 32-byte hash in hex, as older versions wrote block_results' app_hash (its base64 has 44 characters, with padding). */
+const HEX_HASH = /^[0-9A-F]{64}$/;
+
 /** A /block_results result of ours (whatever version stored it) as a node writes it. */
 export function blockResultsJson(r: StoredBlockResults): StoredBlockResults {
+  const appHash = r.app_hash ?? "";
   return {
     ...r,
-    txs_results: r.txs_results?.map(execResultJson) ?? null,
-    finalize_block_events: r.finalize_block_events?.map((e) => eventJson(e, false)) ?? null,
+    txs_results: nilIfEmpty(r.txs_results?.map(execResultJson)),
+    finalize_block_events: nilIfEmpty(r.finalize_block_events?.map((e) => eventJson(e, false))),
+    validator_updates: nilIfEmpty(r.validator_updates),
+    consensus_param_updates: r.consensus_param_updates ?? null,
+    app_hash: HEX_HASH.test(appHash) ? bytesJson(appHash) : appHash || null,
   };
 }
 
@@ -234,15 +263,15 @@ export function nativeCommitOf(height: bigint, round: number, blockId: BlockId, 
   return { height: height.toString(), round, block_id: blockId, signatures };
 }
 
-/** The /block_results of a block from its txs' results and its (indexed) block events. */
+/** The /block_results of a block from its txs' results, its (indexed) block events and the app hash after it (hex). */
 export function nativeResultsOf(height: bigint, execs: readonly unknown[], blockAttrs: readonly IngestAttr[], appHash: string) {
   return {
     height: height.toString(),
-    txs_results: execs.length === 0 ? null : execs,
-    finalize_block_events: tagsToEvents(blockAttrs.map((a) => ({ key: a.key, value: a.value, index: true }))),
-    validator_updates: [],
+    txs_results: nilIfEmpty(execs),
+    finalize_block_events: nilIfEmpty(tagsToEvents(blockAttrs.map((a) => ({ key: a.key, value: a.value, index: true })))),
+    validator_updates: null,
     consensus_param_updates: null,
-    app_hash: appHash,
+    app_hash: bytesJson(appHash),
   };
 }
 

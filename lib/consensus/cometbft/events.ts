@@ -54,7 +54,8 @@ interface BlockResults {
   finalize_block_events: StoredEvent[] | null;
   validator_updates: unknown[] | null;
   consensus_param_updates: unknown;
-  app_hash: string;
+  /** base64 ([]byte). */
+  app_hash: string | null;
 }
 
 /** ABCI's ResponseFinalizeBlock as the node's JSON writes it (fields with `omitempty` left out when empty). */

@@ -10,7 +10,7 @@ import { COMETBFT_ENDPOINTS, type CometbftMethod } from "../catalog";
 import { appHashAfter, devnetChain } from "../devnet/chain";
 import { abciInfo, commitFor, consensusParams, emptyMempool, genesis, genesisChunk, netInfo, validatorSet } from "../devnet/node";
 import { runMethod } from "../handlers";
-import { blockSize, goTime, nativeIsOurs, nativeTx, type NativeBlock } from "../native";
+import { blockSize, bytesJson, goTime, nativeIsOurs, nativeTx, type NativeBlock } from "../native";
 import { getBlock, nativeBlock, nativeBlockResults, nativeBlocks, nativeExecResults, storedRange } from "../store";
 import type { StatusResult, TxRecord } from "../types";
 import { UpstreamUnavailableError, upstreamClient } from "../upstream/client";
@@ -120,7 +120,7 @@ async function devnetNode(network: Network, method: CometbftMethod, p: NativePar
     case "abci_info": {
       const { latest } = await range(network);
       const block = await getBlock(network.slug, latest);
-      return abciInfo(latest, appHashAfter(block!.block.header));
+      return abciInfo(latest, bytesJson(appHashAfter(block!.block.header)));
     }
     case "num_unconfirmed_txs":
       return emptyMempool(null);

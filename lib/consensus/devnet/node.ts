@@ -3,7 +3,7 @@
  * (its validators, genesis, parameters, peers, application info, commits), in CometBFT's JSON.
  * Shared by the native interface on a devnet and by the tests' upstream stand-in.
  */
-import { fromHex, publicKeyJson, toBase64 } from "../crypto";
+import { publicKeyJson } from "../crypto";
 import { goTime, nativeCommitOf, type NativeCommit } from "../native";
 import type { BlockId } from "../types";
 import { makeCommit, VOTING_POWER, type DevnetChain } from "./chain";
@@ -84,9 +84,12 @@ export function genesisChunk(doc: unknown, chunk: number): { chunk: string; tota
   return { chunk: "0", total: "1", data: Buffer.from(JSON.stringify(doc)).toString("base64") };
 }
 
-/** /abci_info after `height` with the app hash after it (hex). */
-export function abciInfo(height: bigint, appHash: string) {
-  return { response: { data: APP_NAME, version: APP_VERSION_TEXT, last_block_height: height.toString(), last_block_app_hash: toBase64(fromHex(appHash)) } };
+/**
+ * /abci_info after `height` with the app hash after it, written as block_results writes it ([]byte:
+ * base64). ResponseInfo is written by its omitempty tags: no app hash when there is none.
+ */
+export function abciInfo(height: bigint, appHash: string | null) {
+  return { response: { data: APP_NAME, version: APP_VERSION_TEXT, last_block_height: height.toString(), ...(appHash ? { last_block_app_hash: appHash } : {}) } };
 }
 
 /** The commit of a block as the validators signed it (deterministic: the one block H+1 carries). */

@@ -105,6 +105,7 @@ export function realResults(overrides: { height?: string; txs_results?: unknown 
     ],
     validator_updates: null,
     consensus_param_updates: null,
-    app_hash: HASH("9"),
+    // []byte: base64 (the header's app_hash is HexBytes: hex).
+    app_hash: Buffer.alloc(32, 0x99).toString("base64"),
   };
 }

@@ -228,7 +228,7 @@ export class CometStandIn {
         }
         case "abci_info": {
           const latest = this.blocks.at(-1);
-          return { result: abciInfo(this.latestHeight, latest ? toCometBlockResults(latest).app_hash : "") };
+          return { result: abciInfo(this.latestHeight, latest ? toCometBlockResults(latest).app_hash : null) };
         }
         case "num_unconfirmed_txs":
           return { result: emptyMempool(null) };
