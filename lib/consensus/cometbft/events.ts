@@ -1,9 +1,15 @@
 /**
- * The events a CometBFT 0.38 node publishes for each committed block (types/event_bus.go,
- * https://docs.cometbft.com/v0.38/rpc/#/Websocket/subscribe), built from what the index stores:
- * NewBlock, NewBlockHeader, then one Tx per transaction, each with its data in the node's JSON
- * (`{ type: "tendermint/event/<Name>", value }`) and its `events` map of composite keys
- * (`<event type>.<attribute key>` → values, plus `tm.event`, and `tx.hash`, `tx.height` for a Tx).
+ * The events a CometBFT 0.38 node publishes for each committed block, in its order (state/execution.go
+ * fireEvents, types/event_bus.go, https://docs.cometbft.com/v0.38/rpc/#/Websocket/subscribe), built
+ * from what the index stores: NewBlock, NewBlockHeader, NewBlockEvents, then one Tx per transaction,
+ * each with its data in the node's JSON (`{ type: "tendermint/event/<Name>", value }`) and its
+ * `events` map of composite keys (`<event type>.<attribute key>` → values, plus `tm.event`, and
+ * `tx.hash`, `tx.height` for a Tx). NewBlock and NewBlockEvents both carry the block's events under
+ * their composite keys, so a query of those keys without `tm.event` matches both, as on a node.
+ *
+ * https://github.com/cometbft/cometbft/blob/v0.38.17/state/execution.go
+ * https://github.com/cometbft/cometbft/blob/v0.38.17/types/event_bus.go
+ * https://github.com/cometbft/cometbft/blob/v0.38.17/types/events.go
  *
  * BlockFeed follows the blocks as they are stored, in any process (store.ts notifies
  * BLOCKS_STORED_CHANNEL in the storing transaction), and hands each block's events to the
@@ -17,7 +23,7 @@ import { BLOCKS_STORED_CHANNEL } from "../store";
 import { nativeIsOurs, txEventResultJson, type NativeBlock, type StoredEvent, type StoredExecResult } from "../native";
 import { nativeBlockResults, nativeBlocks, nativeExecResults } from "../store";
 
-export type EventName = "NewBlock" | "NewBlockHeader" | "Tx";
+export type EventName = "NewBlock" | "NewBlockHeader" | "NewBlockEvents" | "Tx";
 
 export interface FeedEvent {
   name: EventName;
@@ -99,13 +105,21 @@ export async function loadBlockEvents(network: Network, first: bigint, last: big
     const native = JSON.parse(raw.text) as NativeBlock;
     const resultsText = await nativeBlockResults(network.slug, height, ours);
     const results = JSON.parse(resultsText ?? "{}") as BlockResults;
+    const blockKeys = (name: EventName) => add(compositeKeys(results.finalize_block_events), "tm.event", name);
     const list: FeedEvent[] = [
-      event("NewBlock", height, add(compositeKeys(results.finalize_block_events), "tm.event", "NewBlock"), {
+      event("NewBlock", height, blockKeys("NewBlock"), {
         block: native.block,
         block_id: native.block_id,
         result_finalize_block: finalizeBlock(results),
       }),
       event("NewBlockHeader", height, { "tm.event": ["NewBlockHeader"] }, { header: native.block.header }),
+      // EventDataNewBlockEvents: int64s as strings (the encoder writes every int64 so and does not read
+      // num_txs's `,string` option), the events as block_results writes them (the same []abci.Event).
+      event("NewBlockEvents", height, blockKeys("NewBlockEvents"), {
+        height: height.toString(),
+        events: results.finalize_block_events ?? null,
+        num_txs: String(native.block.data.txs.length),
+      }),
     ];
     for (const t of txRows.rows) {
       if (BigInt(t.height) !== height) continue;

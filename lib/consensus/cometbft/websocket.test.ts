@@ -111,11 +111,14 @@ describe("cosmjs's Comet38Client over the WebSocket (key in the path)", () => {
 });
 
 describe("the events in CometBFT's JSON", () => {
-  it("NewBlock, NewBlockHeader and Tx carry the node's data and events map; unsubscribe stops them", async () => {
+  it("NewBlock, NewBlockHeader, NewBlockEvents and Tx carry the node's data and events map; unsubscribe stops them", async () => {
     const c = await connectSocket(`${wsBase(live)}/websocket`, { "X-API-KEY": key });
     try {
+      // Tx last: the block of the first Tx event reached every subscription.
       expect((await c.call("b", "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
       expect((await c.call("h", "subscribe", { query: "tm.event = 'NewBlockHeader'" })).result).toEqual({});
+      expect((await c.call("e", "subscribe", { query: "tm.event='NewBlockEvents'" })).result).toEqual({});
+      expect((await c.call("m", "subscribe", { query: "mint.amount EXISTS" })).result).toEqual({});
       expect((await c.call("t", "subscribe", { query: "tm.event='Tx'" })).result).toEqual({});
       type Attr = { key: string; value: string; index?: boolean };
       type Exec = { code?: number; log?: string; gas_wanted?: string; gas_used?: string; events: Array<{ type: string; attributes: Attr[] }> };
@@ -166,6 +169,16 @@ describe("the events in CometBFT's JSON", () => {
       expect(header.data!.type).toBe("tendermint/event/NewBlockHeader");
       expect(header.events).toEqual({ "tm.event": ["NewBlockHeader"] });
 
+      // NewBlockEvents: the block's events (as block_results writes them) and its number of txs, int64s as strings.
+      const blockEvents = c.events("e").find((m) => m.result!.data!.value.height === txResult.height)!.result!;
+      expect(blockEvents.data!.type).toBe("tendermint/event/NewBlockEvents");
+      expect(Object.keys(blockEvents.data!.value)).toEqual(["height", "events", "num_txs"]);
+      expect(blockEvents.data!.value).toEqual({ height: txResult.height, events: results.finalize_block_events, num_txs: String((stored.block as { data: { txs: string[] } }).data.txs.length) });
+      expect(blockEvents.events).toEqual({ ...nb.events, "tm.event": ["NewBlockEvents"] });
+      // A query of the block's events without tm.event holds for both events that carry them, NewBlock first.
+      const heightOf = (m: SocketMessage) => (m.result!.data!.value.height ?? (m.result!.data!.value.block as { header: { height: string } }).header.height) as string;
+      expect(c.events("m").filter((m) => heightOf(m) === txResult.height).map((m) => m.result!.data!.type)).toEqual(["tendermint/event/NewBlock", "tendermint/event/NewBlockEvents"]);
+
       // Unsubscribed: no NewBlockHeader event after the answer, while NewBlock events go on.
       expect((await c.call("u", "unsubscribe", { query: "tm.event = 'NewBlockHeader'" })).result).toEqual({});
       const after = c.messages.length;
@@ -177,7 +190,7 @@ describe("the events in CometBFT's JSON", () => {
       expect((await c.call("s", "status")).result).toMatchObject({ node_info: { network: "bbn-devnet-2" } });
       const at = (await storedRange(live.slug))!.latest;
       await waitForStoredHeight(live.slug, at + 2n, "two more devnet blocks");
-      expect(c.messages.slice(afterAll).filter((m) => m.id === "b" || m.id === "t")).toEqual([]);
+      expect(c.messages.slice(afterAll).filter((m) => m.result?.query)).toEqual([]);
     } finally {
       c.ws.close();
     }
@@ -188,14 +201,16 @@ describe("the events in CometBFT's JSON", () => {
     const c = await connectSocket(`${wsBase(live)}/${own.apiKey}/websocket`);
     try {
       await c.call(1, "subscribe", { query: "tm.event='NewBlockHeader'" });
-      await c.until("three events", () => c.messages.filter((m) => m.id === 1 && m.result?.query).length >= 3);
+      await c.call(3, "subscribe", { query: "tm.event='NewBlockEvents'" });
+      await c.until("three events of each", () => c.events(1).length >= 3 && c.events(3).length >= 3);
       await c.call(2, "unsubscribe_all");
-      const delivered = c.messages.filter((m) => m.id === 1 && m.result?.query).length;
+      const delivered = c.events(1).length;
       await gw.meter.flush();
       const rows = await db().usageBucket.groupBy({ by: ["endpoint"], where: { projectId: own.projectId }, _sum: { cu: true, requests: true } });
       const by = Object.fromEntries(rows.map((r) => [r.endpoint, { cu: Number(r._sum.cu), requests: r._sum.requests }]));
-      expect(by["subscribe"]).toEqual({ cu: 10, requests: 1 });
+      expect(by["subscribe"]).toEqual({ cu: 20, requests: 2 });
       expect(by["event:NewBlockHeader"]).toEqual({ cu: delivered, requests: delivered });
+      expect(by["event:NewBlockEvents"]).toEqual({ cu: c.events(3).length, requests: c.events(3).length });
       expect(by["unsubscribe_all"]).toEqual({ cu: 0, requests: 1 });
     } finally {
       c.ws.close();

@@ -125,13 +125,14 @@ describe("what /cometbft builds or forwards from the node's answers", () => {
     }
   });
 
-  it("sends a Tx event's result without its empty fields, attributes with index; NewBlock with the node's tx results as sent", async () => {
+  it("sends a Tx event's result without its empty fields, attributes with index; NewBlock with the node's tx results and NewBlockEvents with its block events as sent", async () => {
     const c = await connectSocket(`${gw.url.replace(/^http/, "ws")}/cometbft/${net.slug}/${key}/websocket`);
     try {
       expect((await c.call("t", "subscribe", { query: "tm.event='Tx'" })).result).toEqual({});
       expect((await c.call("b", "subscribe", { query: "tm.event='NewBlock'" })).result).toEqual({});
+      expect((await c.call("e", "subscribe", { query: "tm.event='NewBlockEvents'" })).result).toEqual({});
       node.appendRecorded(block103, results103);
-      await c.until("the events of block 103", () => c.events("t").length === 2 && c.events("b").length === 1);
+      await c.until("the events of block 103", () => c.events("t").length === 2 && c.events("b").length === 1 && c.events("e").length === 1);
       const results = c.events("t").map((m) => (m.result!.data!.value.TxResult as { result: Record<string, unknown> }).result);
       const [ok, failed] = results103.txs_results as Array<Record<string, unknown>>;
       // Written by CometBFT's encoder with its omitempty tags: code 0 and the empty log, info and codespace left out.
@@ -147,6 +148,10 @@ describe("what /cometbft builds or forwards from the node's answers", () => {
       expect(failed).toHaveProperty("events", null);
       const block = c.events("b")[0]!.result!.data!.value as { result_finalize_block: { tx_results: unknown[] } };
       expect(JSON.stringify(block.result_finalize_block.tx_results)).toBe(JSON.stringify(results103.txs_results));
+      const blockEvents = c.events("e")[0]!.result!;
+      expect(blockEvents.data!.type).toBe("tendermint/event/NewBlockEvents");
+      expect(JSON.stringify(blockEvents.data!.value)).toBe(`{"height":"103","events":${JSON.stringify(results103.finalize_block_events)},"num_txs":"2"}`);
+      expect(blockEvents.events).toEqual({ "mint.amount": ["1000ubbn"], "mint.mode": ["BeginBlock"], "commission.validator": ["bbnvaloper1x"], "tm.event": ["NewBlockEvents"] });
     } finally {
       c.ws.close();
     }
