@@ -1,5 +1,6 @@
 import { rawPool } from "@/lib/db/client";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { storableExcerpt } from "@/lib/text";
 import type { StatusClass } from "./meter";
 
 /** Rows kept per project: the sweep deletes older ones, and only this many per project wait for a flush. */
@@ -113,8 +114,8 @@ export function maskExcerpt(text: string, max = EXCERPT_CHARS): string {
   if (s.includes("bg_")) s = s.replace(KEY_LIKE, `bg_${MASK}`);
   if (SECRET_HINT.test(s)) s = maskSecretFields(s).replace(SECRET_PARAM, `$1${MASK}`).replace(BEARER, `$1${MASK}`);
   if (s.length > max || text.length > max + 256) s = `${s.slice(0, max)}…`;
-  // PostgreSQL text holds neither NUL nor a lone surrogate (a cut can leave one).
-  return s.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+  // A cut can leave a lone surrogate.
+  return storableExcerpt(s);
 }
 
 /** A request line (`POST /node/...?...`) as the log shows it: escaped key characters decoded, then masked. */

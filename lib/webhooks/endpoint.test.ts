@@ -252,6 +252,45 @@ describe("create", () => {
   });
 });
 
+describe("text PostgreSQL cannot store", () => {
+  const transaction = (eventData: unknown) => ({ eventType: "TRANSACTION", description: "t", notification: { webhookUrl: "https://r.example/" }, condition: { eventType: "0x1::coin::CoinDeposit", eventAccountAddress: "0x0", eventData } });
+  const NUL = "must not contain the NUL character (U+0000).";
+
+  it("is refused with 400 naming the field or key, on create, preview and update, and nothing changes", async () => {
+    const rec = await create(ETH, periodBody());
+    const before = await db().webhookSubscription.count({ where: { projectId: owner.projectId } });
+    const one = `${ETH}/${String(rec.subscriptionId)}`;
+    const cases: Array<[string, string, unknown, string]> = [
+      ["POST", ETH, periodBody({ description: "a\u0000b" }), `description: ${NUL}`],
+      ["POST", ETH, periodBody({ notification: { webhookUrl: "http://a.test/\u0000x" } }), `notification.webhookUrl: ${NUL}`],
+      // Accepted before, and stored as "a\uFFFDb".
+      ["POST", ETH, periodBody({ description: "a\ud800b" }), "description: must not contain an unpaired surrogate (\\ud800)."],
+      ["POST", APTOS, transaction({ a: "\u0000" }), `condition.eventData.a: ${NUL}`],
+      ["POST", APTOS, transaction({ "\u0000": "a" }), `condition.eventData: the key "\\u0000" ${NUL}`],
+      ["POST", APTOS, transaction({ a: "\ud800" }), "condition.eventData.a: must not contain an unpaired surrogate (\\ud800)."],
+      ["POST", `${APTOS}/preview`, transaction({ a: { b: ["\udfff"] } }), "condition.eventData.a.b[0]: must not contain an unpaired surrogate (\\udfff)."],
+      ["PATCH", one, { description: "a\u0000b" }, `description: ${NUL}`],
+      ["PATCH", one, { notification: { webhookUrl: "https://r.example/\udc00" } }, "notification.webhookUrl: must not contain an unpaired surrogate (\\udc00)."],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const r = await call(method, path, { body });
+      expect([r.status, r.json], `${method} ${path} ${JSON.stringify(body)}`).toEqual([400, { code: "INVALID_PARAMETER", message }]);
+    }
+    expect(await db().webhookSubscription.count({ where: { projectId: owner.projectId } })).toBe(before);
+    expect((await call("GET", one)).json).toMatchObject({ description: "Every 10 blocks", notification: { webhookUrl: "http://127.0.0.1:9/hook" } });
+  });
+
+  it("refuses a body whose bytes are not UTF-8 with 400 naming the offset, instead of storing U+FFFD", async () => {
+    const before = await db().webhookSubscription.count({ where: { projectId: owner.projectId } });
+    // "café" in Latin-1: é is the single byte e9.
+    const prefix = '{"eventType":"BLOCK_PERIOD","description":"caf';
+    const bytes = Buffer.concat([Buffer.from(prefix), Buffer.from([0xe9]), Buffer.from('","notification":{"webhookUrl":"https://r.example/"},"condition":{"period":5}}')]);
+    const res = await fetch(gw.url + ETH, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": owner.apiKey }, body: new Uint8Array(bytes) });
+    expect([res.status, await res.json()]).toEqual([400, { code: "INVALID_PARAMETER", message: `The request body is not valid UTF-8 (byte offset ${prefix.length}).` }]);
+    expect(await db().webhookSubscription.count({ where: { projectId: owner.projectId } })).toBe(before);
+  });
+});
+
 describe("list and get", () => {
   it("pages the project's subscriptions on the path's network, newest first", async () => {
     const p = await createTestProject("Lister", "ENTERPRISE");

@@ -5,7 +5,8 @@
  * Each call is charged and metered by the catalog's CU (lib/webhooks/catalog.ts); failures cost 0.
  */
 import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
-import { AppError, toAppError } from "@/lib/errors";
+import { toAppError } from "@/lib/errors";
+import { parseJsonBody } from "@/lib/text";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
 import { INBOX_BODY_LIMIT, recordInboxRequest } from "./inbox";
 import { openApiJson } from "./openapi";
@@ -28,14 +29,7 @@ import {
 const BODY_LIMIT = 64 * 1024;
 
 async function jsonBody(ctx: GatewayContext): Promise<unknown> {
-  const raw = await ctx.body(BODY_LIMIT);
-  const text = raw.toString("utf8").trim();
-  if (text === "") throw new AppError("INVALID_PARAMETER", "The request body is empty: send a JSON object with Content-Type: application/json.");
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new AppError("INVALID_PARAMETER", `The request body is not valid JSON (${(e as Error).message.slice(0, 200)}).`);
-  }
+  return parseJsonBody(await ctx.body(BODY_LIMIT));
 }
 
 const scopeOf = (ctx: GatewayContext): WebhookScope => ({ projectId: ctx.principal.projectId, network: ctx.network });
