@@ -78,13 +78,37 @@ describe("state-changing console API requests", () => {
   });
 
   it("without a body need no Content-Type, and reads are not checked", async () => {
-    // Past the checks: the sign-up itself explains what is missing.
+    // Past the checks: the body's reader explains what is missing.
     const res = await signUp(post("/api/sign-up", {}, null));
-    expect(await answer(res)).toEqual({ status: 400, body: { code: "INVALID_PARAMETER", message: expect.stringMatching(/^input: /) } });
+    expect(await answer(res)).toEqual({ status: 400, body: { code: "INVALID_PARAMETER", message: "The request body is empty: send a JSON object with Content-Type: application/json." } });
     const read = withErrors(async (req) => Response.json({ method: req.method }));
     for (const method of ["GET", "HEAD", "OPTIONS"]) {
       const res = await read(new Request("http://127.0.0.1:3000/api/x", { method, headers: { Origin: "https://evil.example", "Content-Type": "text/plain" } }));
       expect(res.status).toBe(200);
     }
+  });
+});
+
+describe("console request bodies", () => {
+  const json = { "Content-Type": "application/json" };
+
+  it("are refused with 400 naming the field when they hold text PostgreSQL cannot store, and nothing is written", async () => {
+    const email = uniqueEmail("text");
+    const cases: Array<[string, string]> = [
+      // Accepted before: the password was hashed with U+FFFD in place of the lone surrogate.
+      [`{"email":"${email}","password":"a long enough \\ud800"}`, "password: must not contain an unpaired surrogate (\\ud800)."],
+      [`{"email":"${email}\\u0000","password":"a long enough password"}`, "email: must not contain the NUL character (U+0000)."],
+      [`{"email":"${email}","password":"a long enough password","\\u0000":1}`, 'The request body: the key "\\u0000" must not contain the NUL character (U+0000).'],
+    ];
+    for (const [content, message] of cases) {
+      expect(await answer(await signUp(post("/api/sign-up", json, content)))).toEqual({ status: 400, body: { code: "INVALID_PARAMETER", message } });
+    }
+    // Bytes that are not UTF-8 were read as U+FFFD, and the user created with that password.
+    const latin1 = Buffer.from(`{"email":"${email}","password":"a long enough pass\xe9"}`, "latin1");
+    expect(await answer(await signUp(post("/api/sign-up", json, new Uint8Array(latin1))))).toEqual({
+      status: 400,
+      body: { code: "INVALID_PARAMETER", message: `The request body is not valid UTF-8 (byte offset ${latin1.indexOf(0xe9)}).` },
+    });
+    expect(await db().user.count({ where: { email } })).toBe(0);
   });
 });

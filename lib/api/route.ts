@@ -3,20 +3,24 @@ import { requireUser } from "@/lib/auth/session";
 import type { SessionUser } from "@/lib/auth/users";
 import { getEnv } from "@/lib/env";
 import { AppError, toAppError } from "@/lib/errors";
+import { parseJsonBody } from "@/lib/text";
 import { crossSiteRefusal } from "./same-origin";
 
 export function errorResponse(error: AppError): Response {
   return Response.json(error.toJSON(), { status: error.status, headers: error.headers });
 }
 
+/** The JSON body of a console request, refused with 400 unless it can be stored as it is (lib/text.ts). */
+export async function readJsonBody(req: Request): Promise<unknown> {
+  const bytes = await req.arrayBuffer().catch(() => {
+    throw new AppError("INTERRUPTED", "The request was interrupted while its body was being read.");
+  });
+  return parseJsonBody(new Uint8Array(bytes));
+}
+
 /** Parses a JSON body with a shared zod schema; the first issue becomes a readable 400. */
 export async function parseBody<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
-  let json: unknown;
-  try {
-    json = await req.json();
-  } catch {
-    throw new AppError("INVALID_PARAMETER", "The request body must be JSON.");
-  }
+  const json = await readJsonBody(req);
   // reportInput: an issue carries the value it is about, telling a missing field from a wrong one.
   const parsed = schema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
