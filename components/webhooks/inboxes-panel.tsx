@@ -133,7 +133,7 @@ function InboxRequests({ projectId, inboxId }: { projectId: string; inboxId: str
                 .join("\n")}
             </pre>
           </details>
-          <pre className="max-h-80 overflow-auto rounded border border-line bg-subtle p-2 font-mono text-xs">{prettyBody(r.body)}</pre>
+          <pre className="max-h-80 overflow-auto rounded border border-line bg-subtle p-2 font-mono text-xs">{shownBody(r)}</pre>
         </li>
       ))}
     </ul>
@@ -146,11 +146,23 @@ function SignatureBadge({ valid }: { valid: boolean | null }) {
   return <Badge title="No webhook-id header naming a message of this project">Not a webhook of this project</Badge>;
 }
 
-/** JSON bodies indented; anything else as received. */
-export function prettyBody(body: string): string {
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body || "(empty body)";
+// Control characters other than tab and line breaks, which a page would not show.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/**
+ * A received body as the list shows it: JSON indented, other text as received, and bytes that are
+ * not UTF-8 text, or text with control characters, as hex, 16 bytes a line.
+ */
+function shownBody({ body, bodyEncoding }: Pick<InboxRequest, "body" | "bodyEncoding">): string {
+  if (bodyEncoding === "utf8" && !CONTROL.test(body)) {
+    try {
+      return JSON.stringify(JSON.parse(body), null, 2);
+    } catch {
+      return body || "(empty body)";
+    }
   }
+  const bytes = bodyEncoding === "utf8" ? new TextEncoder().encode(body) : Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
+  const lines: string[] = [];
+  for (let i = 0; i < bytes.length; i += 16) lines.push(Array.from(bytes.subarray(i, i + 16), (b) => b.toString(16).padStart(2, "0")).join(" "));
+  return `${bytes.length} ${bytes.length === 1 ? "byte" : "bytes"}, not text (hex):\n${lines.join("\n")}`;
 }

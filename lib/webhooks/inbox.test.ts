@@ -65,6 +65,25 @@ describe("receiving", () => {
     expect(await db().usageBucket.count({ where: { projectId: owner.projectId, endpoint: { not: "webhooks.create" } } })).toBe(0);
   });
 
+  it("records any bytes exactly (NUL, bytes that are not UTF-8, a byte order mark) and answers them as text or base64", async () => {
+    const inbox = await createInbox(owner.projectId);
+    const { signingKey, messageId } = await subscriptionWithMessage(owner);
+    // 61 00 62 ("a", NUL, "b") failed with 500 and was not recorded; ff was recorded as U+FFFD.
+    const nul = await post(inbox.url, Buffer.from([0x61, 0x00, 0x62]), signed(signingKey, messageId, "a\u0000b"));
+    expect(nul).toMatchObject({ status: 200, json: { result: true, id: expect.stringMatching(/^req_/) } });
+    const bodies = [Buffer.from([0x61, 0xff, 0x62, 0x00]), Buffer.from("\ufeff{}"), Buffer.alloc(0)];
+    for (const body of bodies) expect((await post(inbox.url, body)).status).toBe(200);
+    const items = (await listInboxRequests(owner.projectId, inbox.id)).items.reverse();
+    expect(items.map((i) => [i.body, i.bodyEncoding, i.signatureValid])).toEqual([
+      ["a\u0000b", "utf8", true],
+      ["Yf9iAA==", "base64", null],
+      ["\ufeff{}", "utf8", null],
+      ["", "utf8", null],
+    ]);
+    const rows = await db().webhookInboxRequest.findMany({ where: { inboxId: inbox.id }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }] });
+    expect(rows.map((r) => Buffer.from(r.body).toString("hex"))).toEqual([Buffer.from([0x61, 0x00, 0x62]), ...bodies].map((b) => b.toString("hex")));
+  });
+
   it("says false for a wrong signature, a changed body or an old timestamp, and null for messages that are not the project's", async () => {
     const inbox = await createInbox(owner.projectId);
     const { signingKey, messageId } = await subscriptionWithMessage(owner);
@@ -106,7 +125,7 @@ describe("receiving", () => {
     const inbox = await createInbox(owner.projectId);
     const old = Date.now() - 3600_000;
     await db().webhookInboxRequest.createMany({
-      data: Array.from({ length: INBOX_KEPT_REQUESTS }, (_, i) => ({ id: newId("req"), inboxId: inbox.id, receivedAt: new Date(old + i * 1000), method: "POST", headers: {}, body: `old ${i}` })),
+      data: Array.from({ length: INBOX_KEPT_REQUESTS }, (_, i) => ({ id: newId("req"), inboxId: inbox.id, receivedAt: new Date(old + i * 1000), method: "POST", headers: {}, body: new TextEncoder().encode(`old ${i}`) })),
     });
     const r = await post(inbox.url, "newest");
     const items = (await listInboxRequests(owner.projectId, inbox.id)).items;

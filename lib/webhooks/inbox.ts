@@ -1,10 +1,12 @@
 /**
  * Test inboxes: receivers built into the service, so a webhook works end to end before its owner
  * has a server. `POST /v1/inbox/<token>` (no API key: the token is the secret) records the request's
- * method, headers and body, and whether its Standard Webhooks signature verifies with the signing
- * key of the subscription that sent it. Bounded: 10 inboxes per project, each lasting 24 hours and
- * keeping its last 100 requests of at most 256 kB, at most 20 requests per second each.
+ * method, headers and body (its bytes, whatever they are), and whether its Standard Webhooks
+ * signature verifies with the signing key of the subscription that sent it. Bounded: 10 inboxes per
+ * project, each lasting 24 hours and keeping its last 100 requests of at most 256 kB, at most 20
+ * requests per second each.
  */
+import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { sha256Hex } from "@/lib/crypto";
@@ -73,7 +75,9 @@ export interface InboxRequest {
   receivedAt: string;
   method: string;
   headers: Record<string, string>;
+  /** The body as received: its text when its bytes are UTF-8 (NUL included), else its bytes in base64. */
   body: string;
+  bodyEncoding: "utf8" | "base64";
   /** null: not a message of this project's subscriptions (no or unknown webhook-id). */
   signatureValid: boolean | null;
 }
@@ -89,10 +93,15 @@ export async function listInboxRequests(projectId: string, inboxId: string): Pro
       receivedAt: r.receivedAt.toISOString(),
       method: r.method,
       headers: r.headers as Record<string, string>,
-      body: r.body,
+      ...bodyOf(Buffer.from(r.body)),
       signatureValid: r.signatureValid,
     })),
   };
+}
+
+/** A body as answered: its text when it is UTF-8, else its bytes in base64. */
+function bodyOf(bytes: Buffer): Pick<InboxRequest, "body" | "bodyEncoding"> {
+  return isUtf8(bytes) ? { body: bytes.toString("utf8"), bodyEncoding: "utf8" } : { body: bytes.toString("base64"), bodyEncoding: "base64" };
 }
 
 /** Headers as recorded: one string per name; cookies (a browser's, never a webhook's) are left out. */
@@ -138,7 +147,7 @@ export async function recordInboxRequest(token: string, request: { method: strin
   const id = newId("req");
   await db().$transaction([
     db().webhookInboxRequest.create({
-      data: { id, inboxId: inbox.id, receivedAt: now, method: request.method, headers, body: request.body.toString("utf8"), signatureValid: valid },
+      data: { id, inboxId: inbox.id, receivedAt: now, method: request.method, headers, body: new Uint8Array(request.body), signatureValid: valid },
     }),
     db().$executeRaw`DELETE FROM webhook_inbox_requests WHERE inbox_id = ${inbox.id} AND id NOT IN (
       SELECT id FROM webhook_inbox_requests WHERE inbox_id = ${inbox.id} ORDER BY received_at DESC, id DESC LIMIT ${INBOX_KEPT_REQUESTS})`,
