@@ -2,6 +2,7 @@ import { maxHeaderSize, ServerResponse, STATUS_CODES, type IncomingMessage } fro
 import type { Duplex } from "node:stream";
 import { databaseOutage, OUTAGE_RETRY_AFTER_S } from "@/lib/db/outage";
 import { AppError, databaseUnavailableError } from "@/lib/errors";
+import { publicMounts } from "@/lib/gateway/mounts";
 import { MAX_URL_LENGTH } from "@/lib/gateway/router";
 
 /**
@@ -43,6 +44,40 @@ export function answerNonPathTarget(req: IncomingMessage, res: ServerResponse): 
     return false;
   }
   sendError(res, new AppError("INVALID_PARAMETER", "The request target must be a path starting with / (or * for OPTIONS)."));
+  return true;
+}
+
+/** First path segments whose answers are JSON: the console API and the public API's mounts. */
+const JSON_PATHS = new Set(["api", ...publicMounts.map((m) => m.prefix)]);
+const PUBLIC_PATHS = new Set<string>(publicMounts.map((m) => m.prefix));
+const UNDECODABLE_PATH = "The URL path is not valid percent-encoded UTF-8.";
+
+/**
+ * Runs before any routing: a path whose percent-escapes do not decode to UTF-8 (`%ff`, `%E0%A4%A`,
+ * a lone `%`) answers 400, as `{ code, message }` on API paths and as a line of text on console
+ * pages. (Next.js failed on such paths with 500; the gateway would have read the segment as it is.)
+ * The query is left to whoever reads it. True when answered.
+ */
+export function answerUndecodablePath(req: IncomingMessage, res: ServerResponse): boolean {
+  const target = req.url ?? "/";
+  if (!target.includes("%")) return false;
+  const q = target.indexOf("?");
+  const path = q === -1 ? target : target.slice(0, q);
+  try {
+    decodeURIComponent(path);
+    return false;
+  } catch {
+    // Answered below.
+  }
+  const first = path.split("/", 2)[1] ?? "";
+  if (JSON_PATHS.has(first)) {
+    const error = new AppError("INVALID_PARAMETER", UNDECODABLE_PATH);
+    if (PUBLIC_PATHS.has(first)) res.setHeader("Access-Control-Allow-Origin", "*");
+    sendError(res, error);
+    return true;
+  }
+  const body = `Bad request: ${UNDECODABLE_PATH}\n`;
+  res.writeHead(400, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(body), "X-Content-Type-Options": "nosniff" }).end(req.method === "HEAD" ? "" : body);
   return true;
 }
 

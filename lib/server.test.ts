@@ -87,6 +87,24 @@ describe("refusals of the HTTP layer", () => {
     expect(json(res)).toEqual({ clientIp: "127.0.0.1", url: "/sign-in?next=%2F" });
   });
 
+  it("answers a path that is not percent-encoded UTF-8 with 400: JSON on API paths, a line of text on console pages", async () => {
+    const message = "The URL path is not valid percent-encoded UTF-8.";
+    for (const path of ["/api/projects/%ff", "/api/projects/%E0%A4%A", "/node/ethereum-mainnet/%ff", "/v1/ethereum/mainnet/webhooks/%", "/rpc/babylon-mainnet/block%C0%80"]) {
+      const res = await raw(withNext, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect([path, res.status, res.headers["content-type"], json(res)]).toEqual([path, 400, "application/json; charset=utf-8", { code: "INVALID_PARAMETER", message }]);
+      expect(res.headers["access-control-allow-origin"]).toBe(path.startsWith("/api/") ? undefined : "*");
+    }
+    for (const path of ["/projects/%ff", "/%", "/projects/prj_x/webhooks/%ED%A0%80?tab=%41"]) {
+      const res = await raw(withNext, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect([path, res.status, res.headers["content-type"], res.body]).toEqual([path, 400, "text/plain; charset=utf-8", `Bad request: ${message}\n`]);
+    }
+    // Decodable paths pass, and the query is left to whoever reads it.
+    const passed = await raw(withNext, "GET /projects/%41%C3%A9%00?next=%ff HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    expect(json(passed)).toEqual({ clientIp: "127.0.0.1", url: "/projects/%41%C3%A9%00?next=%ff" });
+    const gateway = await raw(withNext, "GET /rpc/babylon-mainnet/block?height=%ff HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    expect([gateway.status, json(gateway)]).toEqual([401, { code: "NO_AUTHENTICATION_FOUND", message: expect.any(String) }]);
+  });
+
   it("answers a console URL over 8192 characters with 414 JSON, and one over the header limit too", async () => {
     for (const length of [10_000, 20_000]) {
       const res = await raw(withNext, `GET /${"a".repeat(length)} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);

@@ -4,7 +4,7 @@ import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
 import { createGateway } from "@/lib/gateway/router";
-import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget } from "@/lib/http-refusals";
+import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
 import type { UsageMeter } from "@/lib/usage/meter";
 import type { RequestLog } from "@/lib/usage/request-log";
@@ -57,6 +57,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // Draining: answer, then close the connection (Connection: close), so keep-alive clients move on.
     if (closing) res.shouldKeepAlive = false;
     if (answerNonPathTarget(req, res)) return;
+    if (answerUndecodablePath(req, res)) return;
     if (gateway(req, res)) return;
     if (answerLongUrl(req, res)) return;
     if (!next) {
