@@ -367,6 +367,23 @@ describe("receivers that misbehave", () => {
     }
   });
 
+  it("an answer holding NUL or bytes that are not UTF-8 is recorded, with U+FFFD in their place in its excerpt", async () => {
+    // The failed attempt's row is written one way (Prisma), the successful one's another (one statement for a batch).
+    const r = await receiver((_req, n, res) => {
+      res.statusCode = n === 1 ? 500 : 200;
+      res.end(n === 1 ? Buffer.from([0x62, 0x00, 0xff]) : "ok\u0000");
+    });
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId);
+    worker();
+    expect(await settled(queued!.id)).toMatchObject({ status: "SUCCESS", attempts: 2 });
+    expect((await attempts(queued!.id)).map((a) => [a.httpStatus, a.responseBody])).toEqual([
+      [500, "b\uFFFD\uFFFD"],
+      [200, "ok\uFFFD"],
+    ]);
+    expect(r.received).toHaveLength(2);
+  });
+
   it("honours Retry-After, in seconds and as an HTTP date", async () => {
     const r = await receiver((_req, n, res) => {
       res.statusCode = n === 1 ? 429 : 503;

@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { Readable } from "node:stream";
 import { Pool } from "undici";
 import { errorMessage } from "@/lib/log";
+import { storableExcerpt } from "@/lib/text";
 import { pinnedLookup, resolveDeliveryTarget, UnsafeUrlError, type DeliveryTarget } from "../url-guard";
 
 /** The User-Agent of every delivery. */
@@ -165,7 +166,7 @@ export class DeliveryClient {
         httpStatus: res.statusCode,
         retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
         error: ok ? null : `the receiver answered HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? " (redirects are not followed)" : ""}`,
-        responseBody: read > 0 ? Buffer.concat(kept).toString("utf8") : null,
+        responseBody: read > 0 ? storableExcerpt(Buffer.concat(kept).toString("utf8")) : null,
         requestHeaders: recorded,
         abandoned: false,
       };
