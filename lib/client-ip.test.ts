@@ -1,7 +1,7 @@
 import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { CLIENT_IP_HEADER, clientIp, clientKey, socketClientIp } from "./client-ip";
+import { CLIENT_IP_HEADER, clientIp, clientKey, networkKey, socketClientIp } from "./client-ip";
 
 function request(remoteAddress: string, forwardedFor?: string): IncomingMessage {
   const socket = new Socket();
@@ -41,5 +41,14 @@ describe("client address", () => {
     expect(clientKey("::1")).toBe("0:0:0:0::/64");
     expect(clientKey("1:2::3:4:5:1.2.3.4")).toBe("1:2:0:3::/64");
     expect(clientKey("unknown")).toBe("unknown");
+  });
+
+  it("belongs to a network: its IPv4 /24 or IPv6 /48", () => {
+    expect(networkKey("203.0.113.9")).toBe("203.0.113.0/24");
+    expect(networkKey("2001:db8:7:1::1")).toBe("2001:db8:7::/48");
+    expect(networkKey("2001:DB8:7:ff00:1:2:3:4")).toBe("2001:db8:7::/48");
+    expect(networkKey("2001:db8::1")).toBe("2001:db8:0::/48");
+    expect(networkKey("::1")).toBe("0:0:0::/48");
+    expect(networkKey("unknown")).toBe("unknown");
   });
 });

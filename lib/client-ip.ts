@@ -42,6 +42,17 @@ export function clientIp(headers: Pick<Headers, "get">): string {
   return value || UNKNOWN_CLIENT;
 }
 
+/** The eight groups of an IPv6 address, without leading zeros ("2001:db8::1" → 2001 db8 0 0 0 0 0 1). */
+function ipv6Groups(ip: string): string[] {
+  const [head = "", tail = ""] = ip.toLowerCase().split("::", 2);
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  // A trailing dotted quad (::ffff:192.0.2.1) stands for two groups.
+  const width = (parts: string[]) => parts.reduce((n, p) => n + (p.includes(".") ? 2 : 1), 0);
+  const groups = ip.includes("::") ? [...left, ...Array<string>(8 - width(left) - width(right)).fill("0"), ...right] : left;
+  return groups.map((g) => g.replace(/^0+(?=.)/, ""));
+}
+
 /**
  * The key a per-client limit counts under: the address itself for IPv4, the /64 network for
  * IPv6 (one subscriber usually holds a whole /64, so counting single addresses would let them
@@ -49,14 +60,15 @@ export function clientIp(headers: Pick<Headers, "get">): string {
  */
 export function clientKey(ip: string): string {
   if (isIP(ip) !== 6) return ip;
-  const [head = "", tail = ""] = ip.toLowerCase().split("::", 2);
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  // A trailing dotted quad (::ffff:192.0.2.1) stands for two groups.
-  const width = (parts: string[]) => parts.reduce((n, p) => n + (p.includes(".") ? 2 : 1), 0);
-  const groups = ip.includes("::") ? [...left, ...Array<string>(8 - width(left) - width(right)).fill("0"), ...right] : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
+  return `${ipv6Groups(ip).slice(0, 4).join(":")}::/64`;
+}
+
+/**
+ * The block of addresses one party typically holds, for limits over many of its addresses: the
+ * /24 of an IPv4 address, the /48 of an IPv6 one (a site's usual assignment).
+ */
+export function networkKey(ip: string): string {
+  if (isIP(ip) === 4) return `${ip.slice(0, ip.lastIndexOf("."))}.0/24`;
+  if (isIP(ip) !== 6) return ip;
+  return `${ipv6Groups(ip).slice(0, 3).join(":")}::/48`;
 }

@@ -72,6 +72,12 @@ const schema = z.object({
       .regex(/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, "must be an email address, or Name <address>")
       .optional(),
   ),
+  /**
+   * Sign-ups per hour over all clients that need no proof of work (a sixth of them may come at
+   * once); past that, a new sign-up must come with one, harder the further over. 0: every sign-up
+   * needs one.
+   */
+  SIGN_UP_FREE_PER_HOUR: integer(0, 1_000_000, 600),
   GITHUB_ID: optionalString,
   GITHUB_SECRET: optionalString,
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),

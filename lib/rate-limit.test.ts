@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SIGN_IN_ADDRESS, SIGN_IN_PAIR, SIGN_UP_GLOBAL, SIGN_UP_PER_ADDRESS } from "@/lib/auth/throttle";
+import { SIGN_IN_ADDRESS, SIGN_IN_PAIR, SIGN_UP_PER_ADDRESS, SIGN_UP_PER_NETWORK, signUpBudget } from "@/lib/auth/throttle";
 import { FailureBackoff, retryAfterSeconds, TokenBuckets } from "./rate-limit";
 
 describe("token buckets (sign-up limits)", () => {
@@ -17,8 +17,16 @@ describe("token buckets (sign-up limits)", () => {
     expect(buckets.waitMs("a", 120_000)).toBe(120_000);
   });
 
-  it("allows 100 sign-ups over all clients at once, then one every 6 seconds", () => {
-    const buckets = new TokenBuckets(SIGN_UP_GLOBAL);
+  it("allows 60 sign-ups from one network at once, then one a minute", () => {
+    const buckets = new TokenBuckets(SIGN_UP_PER_NETWORK);
+    for (let i = 0; i < 60; i++) buckets.take("n", 0);
+    expect(buckets.waitMs("n", 0)).toBe(60_000);
+    expect(buckets.waitMs("n", 60_000)).toBe(0);
+  });
+
+  it("by default lets 100 sign-ups over all clients come without a proof of work at once, then one every 6 seconds", () => {
+    expect(signUpBudget(0)).toBeNull();
+    const buckets = new TokenBuckets(signUpBudget(600)!);
     for (let i = 0; i < 100; i++) buckets.take("all", 0);
     expect(buckets.waitMs("all", 0)).toBe(6_000);
     expect(buckets.waitMs("all", 5_000)).toBe(1_000);

@@ -7,8 +7,8 @@ import { SignInError, signUp, verifyCredentials } from "@/lib/auth/users";
 import { clientIp } from "@/lib/client-ip";
 import { AppError } from "@/lib/errors";
 
-/** Sign-up from the console form (the same service call, and limits, as POST /api/sign-up). */
-export async function signUpAction(input: { email: string; password: string }): Promise<ActionResult> {
+/** Sign-up from the console form (the same service call, limits and proof of work as POST /api/sign-up). */
+export async function signUpAction(input: { email: string; password: string; proof?: { challenge: string; nonce: string } }): Promise<ActionResult> {
   try {
     await signUp(input, clientIp(await headers()));
     return ok(null);

@@ -4,12 +4,14 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { signIn } from "next-auth/react";
-import { useState } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useForm } from "react-hook-form";
+import { api } from "@/components/api-client";
 import { FormError } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { describedBy, Field } from "@/components/ui/field";
 import { Input } from "@/components/ui/input";
+import { solveChallenge } from "@/lib/auth/proof-of-work";
 import { signUpSchema } from "@/lib/auth/schema";
 import { signUpAction } from "./actions";
 import { AuthCard, Divider, textLink } from "./auth-card";
@@ -19,6 +21,7 @@ export function SignUpForm({ github }: { github: boolean }) {
   const router = useRouter();
   const [serverError, setServerError] = useState<{ message: string; exists?: boolean } | undefined>();
   const [navigating, setNavigating] = useState(false);
+  const [checking, setChecking] = useState(false);
   const {
     register,
     handleSubmit,
@@ -28,9 +31,35 @@ export function SignUpForm({ github }: { github: boolean }) {
 
   const pending = isSubmitting || navigating;
 
-  const onSubmit = handleSubmit(async ({ email, password }) => {
+  // A proof of work still being solved stops when the page goes away (and sends nothing).
+  const solving = useRef<AbortController | null>(null);
+  useEffect(() => () => solving.current?.abort(), []);
+
+  /** The proof the server asks for now (undefined: none), solved in slices while the form says why it waits. */
+  async function proofOfWork(): Promise<{ challenge: string; nonce: string } | undefined> {
+    const { challenge, difficulty } = await api<{ challenge: string | null; difficulty: number }>("/api/sign-up/challenge");
+    if (!challenge || difficulty === 0) return undefined;
+    solving.current = new AbortController();
+    setChecking(true);
+    try {
+      return { challenge, nonce: await solveChallenge(challenge, difficulty, solving.current.signal) };
+    } finally {
+      setChecking(false);
+    }
+  }
+
+  async function createAccount(values: { email: string; password: string }) {
+    // Twice at most: a sign-up sent without a proof (or with one gone stale) just as many others
+    // arrive is asked for a fresh one.
+    for (let attempt = 1; ; attempt++) {
+      const result = await signUpAction({ ...values, proof: await proofOfWork() });
+      if (result.ok || result.field !== "proof" || attempt === 2) return result;
+    }
+  }
+
+  async function submit({ email, password }: { email: string; password: string }) {
     setServerError(undefined);
-    const created = await signUpAction({ email, password }).catch(() => null);
+    const created = await createAccount({ email, password }).catch(() => null);
     if (!created) {
       setServerError({ message: "Could not reach the server. Check your connection and try again." });
       return;
@@ -51,7 +80,10 @@ export function SignUpForm({ github }: { github: boolean }) {
     }
     setNavigating(true);
     router.replace("/onboarding");
-  });
+  }
+
+  // handleSubmit is called from the event: the submit path reads a ref, which render must not.
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => void handleSubmit(submit)(e);
 
   return (
     <AuthCard
@@ -89,6 +121,9 @@ export function SignUpForm({ github }: { github: boolean }) {
         <Button type="submit" className="w-full" pending={pending}>
           Sign up
         </Button>
+        <p role="status" className="text-center text-sm text-muted">
+          {checking ? "Checking your browser… (a second or two)" : null}
+        </p>
       </form>
       {github ? (
         <>

@@ -1,7 +1,9 @@
-import { clientKey } from "@/lib/client-ip";
+import { clientKey, networkKey } from "@/lib/client-ip";
+import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { componentLogger } from "@/lib/log";
 import { FailureBackoff, retryAfterSeconds, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
+import { issueChallenge, spendProof } from "./sign-up-challenge";
 
 /**
  * Failed sign-ins per (email, client address) pair: five free, then 1 s, 2 s, 4 s... up to 5
@@ -21,28 +23,58 @@ export const SIGN_IN_ADDRESS: BackoffPolicy = { freeFailures: 20, windowMs: 15 *
 /** Sign-ups per client address: 30 at once, then one every 2 minutes (30 an hour). */
 export const SIGN_UP_PER_ADDRESS: BucketLimit = { burst: 30, refillMs: 2 * 60_000 };
 
-/** Sign-ups over all clients: 100 at once, then one every 6 seconds (600 an hour). */
-export const SIGN_UP_GLOBAL: BucketLimit = { burst: 100, refillMs: 6_000 };
+/**
+ * Sign-ups per network (an IPv4 /24, an IPv6 /48, see networkKey): 60 at once, then one a minute,
+ * so a party rotating through the addresses of its block gets no more than twice one address.
+ */
+export const SIGN_UP_PER_NETWORK: BucketLimit = { burst: 60, refillMs: 60_000 };
+
+/**
+ * Sign-ups over all clients that need no proof of work, from SIGN_UP_FREE_PER_HOUR (600: 100 at
+ * once, then one every 6 seconds); null when every sign-up needs one.
+ */
+export function signUpBudget(perHour: number): BucketLimit | null {
+  return perHour === 0 ? null : { burst: Math.ceil(perHour / 6), refillMs: 3_600_000 / perHour };
+}
+
+/**
+ * The proof-of-work difficulty (leading zero bits) by the surplus: how many sign-ups over the
+ * budget the budget has not yet refilled. A browser hashes about 400,000 times a second, so 18 bits
+ * take it about 0.7 s on average and 20 bits, the most, about 2.6 s.
+ */
+export const PROOF_LEVELS: readonly { surplus: number; bits: number }[] = [
+  { surplus: 0, bits: 18 },
+  { surplus: 100, bits: 19 },
+  { surplus: 300, bits: 20 },
+];
 
 interface Limiters {
   signInPair: FailureBackoff;
   signInAddress: FailureBackoff;
   signUpAddress: TokenBuckets;
-  signUpGlobal: TokenBuckets;
-  /** The global sign-up limit refused the last attempt (logged once per such streak). */
-  signUpsRefused: boolean;
+  signUpNetwork: TokenBuckets;
+  /** Null: every sign-up needs a proof of work. */
+  signUpBudget: TokenBuckets | null;
+  /** Sign-ups are over the budget (logged once per such streak). */
+  signUpsOverBudget: boolean;
 }
 
 // On globalThis: Next.js bundles route handlers and server actions separately, and both must
-// count against the same limits.
+// count against the same limits. Made at first use, once the configuration is loaded.
 const g = globalThis as unknown as { __blockgateAuthLimits?: Limiters };
-const limits = (g.__blockgateAuthLimits ??= {
-  signInPair: new FailureBackoff(SIGN_IN_PAIR),
-  signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
-  signUpAddress: new TokenBuckets(SIGN_UP_PER_ADDRESS),
-  signUpGlobal: new TokenBuckets(SIGN_UP_GLOBAL),
-  signUpsRefused: false,
-});
+
+function limits(): Limiters {
+  if (g.__blockgateAuthLimits) return g.__blockgateAuthLimits;
+  const budget = signUpBudget(getEnv().SIGN_UP_FREE_PER_HOUR);
+  return (g.__blockgateAuthLimits = {
+    signInPair: new FailureBackoff(SIGN_IN_PAIR),
+    signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
+    signUpAddress: new TokenBuckets(SIGN_UP_PER_ADDRESS),
+    signUpNetwork: new TokenBuckets(SIGN_UP_PER_NETWORK),
+    signUpBudget: budget && new TokenBuckets(budget),
+    signUpsOverBudget: false,
+  });
+}
 
 const pairKey = (email: string, ip: string) => `${clientKey(ip)} ${email}`;
 
@@ -55,33 +87,74 @@ function tooMany(message: string, waitMs: number): AppError {
 
 /** TOO_MANY_REQUESTS (with Retry-After) when this email and address must wait before another sign-in attempt. */
 export function signInRefusal(email: string, ip: string, now = performance.now()): AppError | null {
-  const wait = Math.max(limits.signInPair.waitMs(pairKey(email, ip), now), limits.signInAddress.waitMs(clientKey(ip), now));
+  const wait = Math.max(limits().signInPair.waitMs(pairKey(email, ip), now), limits().signInAddress.waitMs(clientKey(ip), now));
   return wait > 0 ? tooMany("Too many failed sign-ins.", wait) : null;
 }
 
 export function recordSignInFailure(email: string, ip: string, now = performance.now()): void {
-  limits.signInPair.recordFailure(pairKey(email, ip), now);
-  limits.signInAddress.recordFailure(clientKey(ip), now);
+  limits().signInPair.recordFailure(pairKey(email, ip), now);
+  limits().signInAddress.recordFailure(clientKey(ip), now);
 }
 
 export function recordSignInSuccess(email: string, ip: string): void {
-  limits.signInPair.forget(pairKey(email, ip));
+  limits().signInPair.forget(pairKey(email, ip));
 }
 
-/** Counts one sign-up from this address, or throws TOO_MANY_REQUESTS (with Retry-After) and counts nothing. */
-export function takeSignUp(ip: string, now = performance.now()): void {
-  const key = clientKey(ip);
-  const own = limits.signUpAddress.waitMs(key, now);
-  if (own > 0) throw tooMany("Too many sign-ups from your network.", own);
-  const all = limits.signUpGlobal.waitMs("all", now);
-  if (all > 0) {
-    if (!limits.signUpsRefused) {
-      componentLogger("auth").warn({ burst: SIGN_UP_GLOBAL.burst, refillMs: SIGN_UP_GLOBAL.refillMs }, "sign-ups over all clients reached their limit; refusing new sign-ups for now");
-    }
-    limits.signUpsRefused = true;
-    throw tooMany("Too many sign-ups right now.", all);
+/** Zero bits (no proof needed) while sign-ups are within the budget, else the level of PROOF_LEVELS for the surplus. */
+export function signUpDifficulty(now = performance.now()): number {
+  const budget = limits().signUpBudget;
+  let surplus = 0;
+  if (budget) {
+    const wait = budget.waitMs("all", now);
+    if (wait === 0) return 0;
+    surplus = Math.ceil(wait / budget.limit.refillMs);
   }
-  limits.signUpsRefused = false;
-  limits.signUpAddress.take(key, now);
-  limits.signUpGlobal.take("all", now);
+  return proofDifficulty(surplus);
+}
+
+export function proofDifficulty(surplus: number): number {
+  let bits = 0;
+  for (const level of PROOF_LEVELS) if (surplus >= level.surplus) bits = level.bits;
+  return bits;
+}
+
+/**
+ * GET /api/sign-up/challenge: the proof of work a sign-up needs now, if any (`challenge` null and
+ * `difficulty` 0 when none is needed).
+ */
+export function signUpChallenge(now = performance.now()): { challenge: string | null; difficulty: number; expiresAt: string | null } {
+  const difficulty = signUpDifficulty(now);
+  return difficulty === 0 ? { challenge: null, difficulty, expiresAt: null } : issueChallenge(difficulty);
+}
+
+/**
+ * Counts one sign-up from this address, or throws and counts nothing: TOO_MANY_REQUESTS (with
+ * Retry-After) past the address's or its network's limit; over the budget, 400 naming `proof`
+ * unless `proof` solves a challenge from signUpChallenge() (which it spends). Nobody is refused
+ * for what other networks do: they only make the proof harder.
+ */
+export function takeSignUp(ip: string, proof?: unknown, now = performance.now()): void {
+  const l = limits();
+  const address = clientKey(ip);
+  const network = networkKey(ip);
+  const wait = Math.max(l.signUpAddress.waitMs(address, now), l.signUpNetwork.waitMs(network, now));
+  if (wait > 0) throw tooMany("Too many sign-ups from your network.", wait);
+  if (signUpDifficulty(now) > 0) {
+    if (!l.signUpsOverBudget) {
+      componentLogger("auth").warn({ perHour: getEnv().SIGN_UP_FREE_PER_HOUR }, "sign-ups over all clients are over their budget; new sign-ups must come with a proof of work for now");
+    }
+    l.signUpsOverBudget = true;
+    if (proof === undefined) {
+      throw new AppError(
+        "MISSING_REQUIRED_PARAMETER",
+        "proof: Many sign-ups are arriving right now. Fetch a challenge from GET /api/sign-up/challenge, solve it, and send it as proof.",
+      );
+    }
+    spendProof(proof);
+  } else {
+    l.signUpsOverBudget = false;
+  }
+  l.signUpAddress.take(address, now);
+  l.signUpNetwork.take(network, now);
+  l.signUpBudget?.take("all", now);
 }

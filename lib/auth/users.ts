@@ -45,12 +45,12 @@ export async function createUser(input: unknown): Promise<SessionUser> {
 }
 
 /**
- * A sign-up from the console (form or POST /api/sign-up): valid input counts against the per-address
- * and global sign-up limits before the password is hashed.
+ * A sign-up from the console (form or POST /api/sign-up): valid input counts against the sign-up
+ * limits (and brings its proof of work when they ask for one) before the password is hashed.
  */
 export async function signUp(input: unknown, clientIp: string): Promise<SessionUser> {
   const data = parseSignUp(input);
-  takeSignUp(clientIp);
+  takeSignUp(clientIp, typeof input === "object" && input !== null && "proof" in input ? input.proof : undefined);
   const user = await insertUser(data);
   void startEmailVerification(user);
   return user;
