@@ -8,7 +8,8 @@ import path from "node:path";
 import pg from "pg";
 import { freeLowPort, freePort } from "@/lib/testing/ports";
 
-const root = path.resolve(import.meta.dirname, "../..");
+// Vitest and Playwright both run from the repository root (Playwright loads this file as CommonJS, where import.meta is not allowed).
+const root = process.cwd();
 
 export interface LogLine {
   level: number;
@@ -38,8 +39,8 @@ export function scratchDataDir(): string {
   return dir;
 }
 
-/** Starts the service on `dataDir` and resolves once it serves requests. */
-export async function startService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServiceProcess> {
+/** Starts the service on `dataDir` (the public API only, unless `withConsole`) and resolves once it serves requests. */
+export async function startService(dataDir: string, extraEnv: Record<string, string> = {}, { withConsole = false } = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("UPSTREAM_")) env[k] = v;
@@ -56,7 +57,7 @@ export async function startService(dataDir: string, extraEnv: Record<string, str
     NEXT_TELEMETRY_DISABLED: "1",
     ...extraEnv,
   });
-  const child = spawn(process.execPath, ["--enable-source-maps", "bin/start.mjs", "--api-only"], { cwd: root, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--enable-source-maps", "bin/start.mjs", ...(withConsole ? [] : ["--api-only"])], { cwd: root, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
   const logs: LogLine[] = [];
   const output: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
@@ -121,7 +122,7 @@ export async function enterpriseProject(service: ServiceProcess): Promise<{ proj
 }
 
 /** The app's connection URL of the service's embedded cluster (its password is kept in DATA_DIR/postgres.json). */
-export function databaseUrlOf(service: ServiceProcess): string {
+export function databaseUrlOf(service: { dataDir: string; env: { EMBEDDED_PG_PORT?: string } }): string {
   const { appPassword } = JSON.parse(readFileSync(path.join(service.dataDir, "postgres.json"), "utf8")) as { appPassword: string };
   return `postgresql://blockgate:${appPassword}@127.0.0.1:${service.env.EMBEDDED_PG_PORT}/blockgate`;
 }

@@ -39,8 +39,9 @@ export function signUpBudget(perHour: number): BucketLimit | null {
 
 /**
  * The proof-of-work difficulty (leading zero bits) by the surplus: how many sign-ups over the
- * budget the budget has not yet refilled. A browser hashes about 400,000 times a second, so 18 bits
- * take it about 0.7 s on average and 20 bits, the most, about 2.6 s.
+ * budget the budget has not yet refilled. 2^bits hashes on average: Chromium on a busy 2-core
+ * machine hashes about 430,000 times a second, so 18 bits take it about 0.6 s and 20 bits, the
+ * most, about 2.4 s (a phone, a few times longer).
  */
 export const PROOF_LEVELS: readonly { surplus: number; bits: number }[] = [
   { surplus: 0, bits: 18 },
