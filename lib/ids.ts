@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { base58 } from "@scure/base";
 
-export type IdPrefix = "usr" | "prj" | "key" | "wh" | "msg" | "att" | "inb" | "req" | "pch";
+export type IdPrefix = "usr" | "ses" | "prj" | "key" | "wh" | "msg" | "att" | "inb" | "req" | "pch";
 
 /**
  * Prefixed, time-sortable id: 6 bytes of milliseconds then 10 random bytes, base58,

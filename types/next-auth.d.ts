@@ -8,6 +8,7 @@ declare module "next-auth" {
 
 declare module "next-auth/jwt" {
   interface JWT {
-    uid?: string;
+    /** The stored session (user_sessions.id) this token belongs to. */
+    sid?: string;
   }
 }

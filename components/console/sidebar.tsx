@@ -146,10 +146,10 @@ export function Sidebar({ projectId, projects, email }: SidebarProps) {
 
         <div className="border-t border-line p-3">
           <div className="flex items-center justify-between gap-2 px-2 pb-2">
-            <p className="min-w-0 truncate text-sm text-fg" title={email}>
-              <span className="sr-only">Signed in as </span>
+            <Link href={`${base}/settings#account`} className="min-w-0 truncate rounded-md text-sm text-fg hover:underline" title={`${email}: your account`}>
+              <span className="sr-only">Your account, signed in as </span>
               {email}
-            </p>
+            </Link>
             <ThemeToggle className="shrink-0" />
           </div>
           <Button

@@ -1,10 +1,11 @@
-import type { NextAuthOptions } from "next-auth";
+import type { NextAuthOptions, Session } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
 import { clientIp } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { databaseUnavailable } from "@/lib/errors";
 import { signInSchema } from "./schema";
+import { activeSession, endSession, SESSION_MAX_AGE_S, sessionCookieName, sessionIdOf, startSession } from "./session";
 import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
 
 function providers(): NextAuthOptions["providers"] {
@@ -39,13 +40,19 @@ export function githubEnabled(): boolean {
 
 const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
 
-/** next-auth configuration: JWT sessions in an httpOnly cookie (Secure when PUBLIC_URL is https). */
+/**
+ * next-auth configuration: a JWT in an httpOnly cookie (Secure when PUBLIC_URL is https) that names
+ * a stored session (see session.ts), started at sign-in and ended at sign-out.
+ */
 export function authOptions(): NextAuthOptions {
+  const secure = getEnv().PUBLIC_URL.startsWith("https://");
   g.__blockgateAuthOptions ??= {
     secret: getEnv().NEXTAUTH_SECRET,
-    session: { strategy: "jwt", maxAge: 30 * 24 * 60 * 60 },
+    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
     // next-auth decides from NEXTAUTH_URL, which an operator may set apart from PUBLIC_URL.
-    useSecureCookies: getEnv().PUBLIC_URL.startsWith("https://"),
+    useSecureCookies: secure,
+    // next-auth's defaults, named here because session.ts reads the cookie itself.
+    cookies: { sessionToken: { name: sessionCookieName(), options: { httpOnly: true, sameSite: "lax", path: "/", secure } } },
     pages: { signIn: "/sign-in", error: "/sign-in" },
     providers: providers(),
     callbacks: {
@@ -56,13 +63,31 @@ export function authOptions(): NextAuthOptions {
         user.id = local.id;
         return true;
       },
-      jwt({ token, user }) {
-        if (user) token.uid = user.id;
+      async jwt({ token, user }) {
+        // `user` is there only at sign-in (email and password, or GitHub).
+        if (user) token.sid = await startSession(user.id);
         return token;
       },
-      session({ session, token }) {
-        if (session.user && typeof token.uid === "string") session.user.id = token.uid;
+      // GET /api/auth/session: an ended session answers as signed out ({}), like no cookie.
+      async session({ session, token }) {
+        const sessionId = sessionIdOf(token);
+        let user;
+        try {
+          user = sessionId === null ? null : await activeSession(sessionId);
+        } catch (e) {
+          // next-auth clears the cookie when this throws: an unreachable database must not sign anyone out.
+          if (databaseUnavailable(e)) return session;
+          throw e;
+        }
+        if (!user) return {} as Session;
+        session.user = { ...session.user, id: user.id, email: user.email, name: user.name };
         return session;
+      },
+    },
+    events: {
+      async signOut({ token }) {
+        const sessionId = sessionIdOf(token);
+        if (sessionId !== null) await endSession(sessionId);
       },
     },
   };

@@ -19,4 +19,13 @@ export const password = z
 export const signUpSchema = z.object({ email, password });
 
 export const signInSchema = z.object({ email, password: z.string().min(1, "Enter your password").max(MAX_PASSWORD_LENGTH) });
+
+/** The Account section's password change: the new password follows the sign-up rules. */
+export const changePasswordSchema = z
+  .object({
+    currentPassword: z.string().min(1, "Enter your current password").max(MAX_PASSWORD_LENGTH),
+    newPassword: password,
+    confirmPassword: z.string(),
+  })
+  .refine((v) => v.newPassword === v.confirmPassword, { path: ["confirmPassword"], error: "The two new passwords differ" });
 export type SignUpInput = z.infer<typeof signUpSchema>;

@@ -1,10 +1,12 @@
 import { hash, verify } from "@node-rs/argon2";
+import type { z } from "zod";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { startEmailVerification } from "./email-verification";
 import { recordSignInFailure, recordSignInSuccess, signInRefusal, takeSignUp } from "./throttle";
-import { signUpSchema, type SignUpInput } from "./schema";
+import { changePasswordSchema, signUpSchema, type SignUpInput } from "./schema";
+import { endSessions } from "./session";
 
 export interface SessionUser {
   id: string;
@@ -15,8 +17,9 @@ export interface SessionUser {
 // A fixed hash to verify against when the email is unknown, so both paths take the same time.
 let dummyHash: Promise<string> | undefined;
 
-function parseSignUp(input: unknown): SignUpInput {
-  const parsed = signUpSchema.safeParse(input);
+/** Input checked against a schema, or 400 INVALID_PARAMETER naming the field ("password: Use at least 10 characters"). */
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new AppError("INVALID_PARAMETER", `${issue?.path.join(".") || "input"}: ${issue?.message ?? "invalid"}`);
@@ -41,7 +44,7 @@ async function insertUser({ email, password }: SignUpInput): Promise<SessionUser
 
 /** Creates an account (no sign-up limits: for tests and the admin tool). */
 export async function createUser(input: unknown): Promise<SessionUser> {
-  return insertUser(parseSignUp(input));
+  return insertUser(parse(signUpSchema, input));
 }
 
 /**
@@ -49,7 +52,7 @@ export async function createUser(input: unknown): Promise<SessionUser> {
  * limits (and brings its proof of work when they ask for one) before the password is hashed.
  */
 export async function signUp(input: unknown, clientIp: string): Promise<SessionUser> {
-  const data = parseSignUp(input);
+  const data = parse(signUpSchema, input);
   takeSignUp(clientIp, typeof input === "object" && input !== null && "proof" in input ? input.proof : undefined);
   const user = await insertUser(data);
   void startEmailVerification(user);
@@ -94,4 +97,27 @@ export async function upsertGithubUser(githubId: string, emailInput: string, nam
     return db().user.update({ where: { id: byEmail.id }, data: { githubId, emailVerifiedAt: byEmail.emailVerifiedAt ?? new Date() }, select });
   }
   return db().user.create({ data: { id: newId("usr"), email, name, githubId, emailVerifiedAt: new Date() }, select });
+}
+
+/** True when the account has a password (accounts made by GitHub sign-in have none to change). */
+export async function hasPassword(userId: string): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { passwordHash: true } });
+  return Boolean(user?.passwordHash);
+}
+
+/**
+ * Sets a new password once the current one is confirmed (wrong guesses are throttled like
+ * sign-ins from the client's address), and ends every other session of the account: whoever
+ * signed in with the old password is signed out. The session making the change stays.
+ */
+export async function changePassword(user: SessionUser, sessionId: string, input: unknown, clientIp: string): Promise<void> {
+  const { currentPassword, newPassword } = parse(changePasswordSchema, input);
+  try {
+    await verifyCredentials(user.email, currentPassword, clientIp);
+  } catch (e) {
+    if (e instanceof SignInError) throw new AppError("INVALID_PARAMETER", "currentPassword: That is not your current password.");
+    throw e;
+  }
+  const passwordHash = await hash(newPassword);
+  await db().$transaction([db().user.update({ where: { id: user.id }, data: { passwordHash } }), endSessions(user.id, sessionId)]);
 }

@@ -1,18 +1,19 @@
 import type { Metadata } from "next";
+import { AccountSection } from "@/components/account/account-section";
 import { projectAccess } from "@/components/console/project-access";
 import { CreateProjectForm } from "@/components/settings/create-project-form";
 import { RenameProjectForm } from "@/components/settings/rename-project-form";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatDateTime } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
+import { hasPassword } from "@/lib/auth/users";
 import { PLANS } from "@/lib/plans";
 
 export const metadata: Metadata = { title: "Settings" };
 
 export default async function SettingsPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
-  const access = await projectAccess(projectId);
-  const { project } = access;
+  const { project, user } = await projectAccess(projectId);
   const details = [
     { label: "Project ID", value: <code>{project.id}</code> },
     { label: "Plan", value: PLANS[project.plan].label },
@@ -21,7 +22,7 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
   ];
   return (
     <div className="space-y-8">
-      <PageHeader title="Settings" description="Manage this project, or start another one." />
+      <PageHeader title="Settings" description="Manage this project, start another one, or change your account's password and sessions." />
       <RenameProjectForm projectId={project.id} name={project.name} />
       <Card aria-labelledby="details-title">
         <CardHeader titleId="details-title" title="Details" />
@@ -37,6 +38,7 @@ export default async function SettingsPage({ params }: { params: Promise<{ proje
         </CardBody>
       </Card>
       <CreateProjectForm />
+      <AccountSection email={user.email} hasPassword={await hasPassword(user.id)} />
     </div>
   );
 }
