@@ -1,7 +1,7 @@
 // Sign-up under pressure, end to end: a second web process, where every sign-up needs a proof of
 // work (SIGN_UP_FREE_PER_HOUR=0), so the shared e2e server's sign-ups stay as they are. It serves the
 // e2e server's database with its secrets, as a second web process of one deployment would.
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { databaseUrlOf, scratchDataDir, startService, type ServiceProcess } from "./faults/service";
 import { completeOnboarding, expect, PASSWORD, test, uniqueEmail } from "./fixtures";
@@ -23,6 +23,7 @@ test.afterAll(async () => {
   if (!service) return;
   service.child.kill("SIGTERM");
   await service.exited;
+  rmSync(service.dataDir, { recursive: true, force: true });
 });
 
 test("under sign-up pressure the form solves a proof of work in the browser, and the account is created", async ({ page }) => {
