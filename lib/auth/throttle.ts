@@ -61,7 +61,8 @@ interface Limiters {
 }
 
 // On globalThis: Next.js bundles route handlers and server actions separately, and both must
-// count against the same limits. Made at first use, once the configuration is loaded.
+// count against the same limits. Made at first use, once the configuration is loaded. Per
+// process, like every limit of lib/rate-limit.ts: several web processes each count their own.
 const g = globalThis as unknown as { __blockgateAuthLimits?: Limiters };
 
 function limits(): Limiters {
