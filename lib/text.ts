@@ -5,7 +5,10 @@
  * UTF-8 do when decoded leniently. So every request body that may be stored is decoded here,
  * strictly, and refused with 400 INVALID_PARAMETER naming where such text is. Bodies that are data
  * (a test inbox's) are stored as bytes instead, and excerpts (logged bodies, receivers' answers)
- * with U+FFFD in place of what cannot be stored.
+ * with U+FFFD in place of what cannot be stored. A chain's data (a node's events, an Aptos
+ * transaction, the webhook messages built from them) cannot be refused: it is kept in json columns,
+ * which hold such text escaped as long as nothing decodes it to text (->>, jsonb, a record's text
+ * field), and is indexed for search in the excerpt's form.
  */
 import { AppError } from "@/lib/errors";
 
@@ -15,7 +18,9 @@ const UNSTORABLE_ALL = new RegExp(UNSTORABLE_TEXT.source, "g");
 
 /**
  * An excerpt of someone else's text (a logged body, a receiver's answer) as PostgreSQL can store
- * it: a glimpse, not data, so what it cannot hold becomes U+FFFD instead of being refused.
+ * it: a glimpse, not data, so what it cannot hold becomes U+FFFD instead of being refused. Also
+ * the form in which a chain's text is indexed for search (the data itself is kept as JSON, which
+ * holds it escaped), and so the form of a search's operands.
  */
 export function storableExcerpt(s: string): string {
   return UNSTORABLE_TEXT.test(s) ? s.replace(UNSTORABLE_ALL, "\uFFFD") : s;

@@ -2,10 +2,12 @@ import { publicDb } from "@/lib/db/client";
 import { internalError as handlerError } from "@/lib/jsonrpc/errors";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import type { Network } from "@/lib/networks";
+import { storableExcerpt } from "@/lib/text";
 import type { ConsensusMethod } from "./catalog";
 import { txProof } from "./crypto";
 import { CONSENSUS_PARAMS, devnetChain, validatorInfo } from "./devnet/chain";
 import type { ParsedParams } from "./params";
+import type { Query } from "./query/parse";
 import { compileBlockQuery, compileTxCount, compileTxQuery } from "./query/sql";
 import { blocksTxs, chainHead, getBlock, getTxByHash, toTxRecord, type ChainHead } from "./store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord, TxResult } from "./types";
@@ -85,22 +87,35 @@ export const SEARCH_SQL = {
     `SELECT b.body::text AS body FROM consensus_blocks b WHERE b.network = $1 AND ${where} ORDER BY b.height ${dir} LIMIT ${limit} OFFSET ${offset}`,
 };
 
+/**
+ * A query's text as the index holds it (insertBlocks): U+FFFD for NUL and unpaired surrogates,
+ * which PostgreSQL text cannot hold, so an operand holding them finds what the chain wrote (and
+ * the database, which refuses a NUL parameter, never sees one).
+ */
+function asIndexed(query: Query): Query {
+  return {
+    ...query,
+    conditions: query.conditions.map((c) => (c.operand?.kind === "string" ? { ...c, operand: { ...c.operand, value: storableExcerpt(c.operand.value) } } : c)),
+  };
+}
+
 /** The number of matches: from the ingestion's counters when they can tell, else by counting. */
-async function txCount(network: Network, p: ParsedParams, where: string, params: unknown[]): Promise<number> {
+async function txCount(network: Network, query: Query, where: string, params: unknown[]): Promise<number> {
   const countParams: unknown[] = [network.slug];
-  const fromCounters = compileTxCount(p.query!, countParams);
+  const fromCounters = compileTxCount(query, countParams);
   const counted = fromCounters ? await countOf(fromCounters, countParams) : null;
   return counted ?? (await countOf(SEARCH_SQL.txCount(where), params)) ?? 0;
 }
 
 /** Counts matches and reads one page ordered by (height, index): paging happens in the database. */
 async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRecord[]; total_count: string }> {
+  const query = asIndexed(p.query!);
   const params: unknown[] = [network.slug];
-  const where = compileTxQuery(p.query!, params);
+  const where = compileTxQuery(query, params);
   const dir = p.order === "desc" ? "DESC" : "ASC";
   const { total, rows } = await countAndPage(
     p,
-    () => txCount(network, p, where, params),
+    () => txCount(network, query, where, params),
     (offset) =>
       publicDb().$queryRawUnsafe<Array<{ height: bigint; tx_index: number; hash: string; raw: Uint8Array; result: TxResult }>>(SEARCH_SQL.txPage(where, dir, p.perPage, offset), ...params),
   );
@@ -111,7 +126,7 @@ async function txSearch(network: Network, p: ParsedParams): Promise<{ txs: TxRec
 
 async function blockSearch(network: Network, p: ParsedParams): Promise<{ blocks: RawJson[]; total_count: number }> {
   const params: unknown[] = [network.slug];
-  const where = compileBlockQuery(p.query!, params);
+  const where = compileBlockQuery(asIndexed(p.query!), params);
   const dir = p.order === "asc" ? "ASC" : "DESC";
   const { total, rows } = await countAndPage(
     p,

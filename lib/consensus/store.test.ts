@@ -29,7 +29,7 @@ const TAGS: Tag[][][] = [
     [tag("transfer.sender", "bbn1carol"), tag("message.action", "/babylon.Delegate"), tag("hidden.key", "not indexed", false)],
     [tag("unbond.at", "2026-01-03T10:00:00+02:00"), tag("unbond.at", "2026-01-05T00:00:00Z"), tag("transfer.amount", "abc")],
   ],
-  [[], [tag("message.action", "/babylon.Delegate"), tag("transfer.amount", "300ubbn"), tag("long.value", "x".repeat(3000)), tag("nul.value", "a\u0000b")]],
+  [[], [tag("message.action", "/babylon.Delegate"), tag("transfer.amount", "300ubbn"), tag("long.value", "x".repeat(3000)), tag("nul.value", "a\u0000b"), tag("long.key".repeat(40), "x")]],
 ];
 
 function blocksFor(network: string, tags: Tag[][][]): IngestBlock[] {
@@ -45,7 +45,7 @@ function blocksFor(network: string, tags: Tag[][][]): IngestBlock[] {
 
 /** What tx_search must count for a predicate on a tx's indexed attributes, from TAGS itself. */
 function expected(pred: (attrs: Tag[]) => boolean): number {
-  return TAGS.flat().filter((tags) => pred(tags.filter((t) => t.index && t.value.length <= 2048 && !t.value.includes("\u0000")))).length;
+  return TAGS.flat().filter((tags) => pred(tags.filter((t) => t.index && t.value.length <= 2048 && t.key.length <= 256))).length;
 }
 
 async function counts(network: string, input: string): Promise<{ counters: number | null | undefined; counted: number }> {
@@ -88,12 +88,13 @@ describe("insertBlocks", () => {
       [3, "unbond.at", "2026-01-02T23:59:59Z"],
     ]);
     expect(attrs[3]!.time?.toISOString()).toBe("2026-01-02T23:59:59.000Z");
-    // Not indexed, too long for the value index, or holding a NUL (PostgreSQL text cannot): kept in
-    // the tx result, never searchable.
-    expect(await db().consensusTxAttr.count({ where: { network: NET, key: { in: ["hidden.key", "long.value", "nul.value"] } } })).toBe(0);
+    // Not indexed, or too long for an index entry: kept in the tx result, never searchable.
+    expect(await db().consensusTxAttr.count({ where: { network: NET, key: { in: ["hidden.key", "long.value", "long.key".repeat(40)] } } })).toBe(0);
     const stored = (await db().consensusTx.findUnique({ where: { network_height_txIndex: { network: NET, height: 3n, txIndex: 1 } } }))!.result as unknown as { tags: Tag[] };
-    expect(stored.tags.map((t) => t.key)).toEqual(["message.action", "transfer.amount", "long.value", "nul.value"]);
+    expect(stored.tags.map((t) => t.key)).toEqual(["message.action", "transfer.amount", "long.value", "nul.value", "long.key".repeat(40)]);
+    // A NUL (PostgreSQL text cannot hold it) is kept in the tx result and indexed as U+FFFD.
     expect(stored.tags[3]!.value).toBe("a\u0000b");
+    expect((await db().consensusTxAttr.findFirst({ where: { network: NET, key: "nul.value" } }))?.value).toBe("a\uFFFDb");
     const amount = await db().consensusTxAttr.findFirst({ where: { network: NET, key: "transfer.amount", value: "2500ubbn" } });
     expect(amount?.num?.toString()).toBe("2500");
   });
@@ -130,6 +131,8 @@ describe("total_count from the ingestion's counters", () => {
     ["transfer.amount = '7ubbn'", has("transfer.amount", (v) => v === "7ubbn"), "counters"],
     ["unbond.at >= TIME 2026-01-03T00:00:00Z", has("unbond.at", (v) => Date.parse(v) >= Date.parse("2026-01-03T00:00:00Z")), "fallback"],
     ["transfer.sender CONTAINS 'bbn1'", has("transfer.sender", (v) => v.includes("bbn1")), "counters"],
+    // The index holds U+FFFD in place of the NUL (as the searches send a query's operands).
+    ["nul.value = 'a\uFFFDb'", has("nul.value", (v) => v === "a\u0000b"), "counters"],
   ];
 
   it.each(cases)("%s", async (input, pred, source) => {

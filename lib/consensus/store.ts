@@ -4,6 +4,7 @@ import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { db, publicDb, rawTransaction } from "@/lib/db/client";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
+import { storableExcerpt } from "@/lib/text";
 import { blockResultsJson, execResultJson, execResultOf, nativeBlockOf, nativeOf, nativeResultsOf, type StoredBlockResults, type StoredExecResult } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
@@ -22,16 +23,23 @@ export const INDEX_WRITER_KIND = "consensus-index";
  */
 export const BLOCKS_STORED_CHANNEL = "blockgate_consensus_blocks";
 
-/** Longest value that is indexed: B-tree entries are limited to about 2.7 kB. */
+// The longest key and value that are indexed, in UTF-8 bytes as stored: a B-tree entry (network,
+// key, value, height, tx_index) holds at most 2,704 bytes, and a value of incompressible text
+// over it fails the whole batch.
+const MAX_INDEXED_KEY = 256;
 const MAX_INDEXED_VALUE = 2048;
 
 /**
- * Whether an attribute goes into the search index. Values over MAX_INDEXED_VALUE, and keys or
- * values holding a NUL character (PostgreSQL text cannot, and the batch would fail), stay in the
- * tx result (json keeps them, escaped) but are not searchable.
+ * An attribute as the search index holds it, or null when it is not searchable. PostgreSQL text
+ * cannot hold NUL or an unpaired surrogate: the index has U+FFFD in their place (storableExcerpt;
+ * a query's operands get the same, query/sql.ts), so the attribute is still found, while the tx
+ * result keeps what the chain wrote (json holds it escaped). Keys and values too long for a B-tree
+ * entry stay in the tx result only.
  */
-function indexable(key: string, value: string): boolean {
-  return value.length <= MAX_INDEXED_VALUE && !key.includes("\u0000") && !value.includes("\u0000");
+function indexed(key: string, value: string): { key: string; value: string } | null {
+  const k = storableExcerpt(key);
+  const v = storableExcerpt(value);
+  return Buffer.byteLength(k) <= MAX_INDEXED_KEY && Buffer.byteLength(v) <= MAX_INDEXED_VALUE ? { key: k, value: v } : null;
 }
 
 /**
@@ -171,19 +179,21 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
         txLines.add(`${at}${index}\t${copyText(tx.hash)}\t${copyBytes(tx.raw)}\t${copyText(JSON.stringify(tx.result))}\t${copyText(JSON.stringify(native.execs[index] ?? null))}\n`);
         const attrs = new Map<string, Set<string>>();
         tx.result.tags.forEach((tag, ord) => {
-          if (!tag.index || !indexable(tag.key, tag.value)) return;
-          const [num, time] = attrColumns(tag.value);
-          txAttrLines.add(`${at}${index}\t${ord}\t${copyText(tag.key)}\t${copyText(tag.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
-          const values = attrs.get(tag.key);
-          if (values) values.add(tag.value);
-          else attrs.set(tag.key, new Set([tag.value]));
+          const attr = tag.index ? indexed(tag.key, tag.value) : null;
+          if (!attr) return;
+          const [num, time] = attrColumns(attr.value);
+          txAttrLines.add(`${at}${index}\t${ord}\t${copyText(attr.key)}\t${copyText(attr.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
+          const values = attrs.get(attr.key);
+          if (values) values.add(attr.value);
+          else attrs.set(attr.key, new Set([attr.value]));
         });
         stats.addTx(attrs);
       });
       b.blockAttrs.forEach((a, ord) => {
-        if (!indexable(a.key, a.value)) return;
-        const [num, time] = attrColumns(a.value);
-        blockAttrLines.add(`${at}${ord}\t${copyText(a.key)}\t${copyText(a.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
+        const attr = indexed(a.key, a.value);
+        if (!attr) return;
+        const [num, time] = attrColumns(attr.value);
+        blockAttrLines.add(`${at}${ord}\t${copyText(attr.key)}\t${copyText(attr.value)}\t${copyPlain(num)}\t${copyPlain(time)}\n`);
       });
     }
     await copyInto(client, "consensus_blocks", "network, height, hash, time, num_txs, body, native, results", blockLines);

@@ -65,7 +65,9 @@
  * use the (network, key) prefix and filter the values within the key.
  * Reserved keys compare bare columns of the same type (`bigint` against
  * `$n::bigint`, `hash` against upper-cased text), so they use the table
- * indexes directly. Values over 2 kB are not indexed (lib/consensus/store.ts).
+ * indexes directly. Keys over 256 bytes and values over 2 kB are not indexed,
+ * and the index holds U+FFFD for NUL and unpaired surrogates (lib/consensus/store.ts):
+ * the caller gives a query whose string operands have it too (handlers.ts).
  *
  * The result is a conjunction of self-contained terms; wrap it in parentheses
  * before combining it with OR.

@@ -157,3 +157,69 @@ describe("what /cometbft builds or forwards from the node's answers", () => {
     }
   });
 });
+
+describe("text a node may send that PostgreSQL text cannot hold", () => {
+  // Go strings may hold NUL (encoding/json writes \u0000); a lone \ud800 comes from no Go encoder
+  // but is valid JSON. Beside them: a value spelled with U+FFFD, and one too long for an index
+  // entry in UTF-8 (incompressible, so PostgreSQL cannot shrink it under the B-tree's 2,704 bytes).
+  const unindexable = Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000))).join("");
+  const txs105 = [utf8("sixth tx"), utf8("seventh tx")];
+  const block105 = realBlock({ height: 105, txs: txs105 });
+  const exec = (attributes: Array<{ key: string; value: string; index: boolean }>) => ({ code: 0, data: null, log: "", info: "", gas_wanted: "1", gas_used: "1", events: [{ type: "transfer", attributes }], codespace: "" });
+  const results105 = {
+    ...realResults({
+      height: "105",
+      txs_results: [
+        exec([
+          { key: "memo", value: "a\u0000b", index: true },
+          { key: "note", value: "x\ud800y", index: true },
+          { key: "sender\u0000", value: "bbn1nul", index: true },
+          { key: "long", value: unindexable, index: true },
+        ]),
+        exec([
+          { key: "memo", value: "a", index: true },
+          { key: "note", value: "x\uFFFDy", index: true },
+        ]),
+      ],
+    }),
+    finalize_block_events: [{ type: "mint", attributes: [{ key: "memo", value: "b\u0000", index: true }] }],
+  };
+  const rpc = async <T>(method: string, params: Record<string, string>): Promise<T> => {
+    const res = await fetch(`${gw.url}/rpc/${net.slug}`, { method: "POST", headers: { "X-API-KEY": key, "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+    expect(res.status, params.query).toBe(200);
+    const body = (await res.json()) as Rpc<T>;
+    expect(body.error, params.query).toBeUndefined();
+    return body.result;
+  };
+  const found = async (query: string) => (await rpc<{ txs: Array<{ hash: string }> }>("tx_search", { query })).txs.map((t) => t.hash);
+
+  beforeAll(async () => {
+    // Block 104 first: the recorded blocks must link.
+    node.appendRecorded(realBlock({ height: 104, txs: [] }), realResults({ height: "104", txs_results: [] }));
+    node.appendRecorded(block105, results105);
+    await waitForStoredHeight(net.slug, 105n, "the follower to store the block holding NUL and unpaired surrogates", { detail: () => logs.join("\n") });
+  });
+
+  it("is stored and served as the node sent it: /cometbft byte for byte, /rpc with the same strings", async () => {
+    expect(await text("block_results?height=105")).toBe(uriAnswer(results105));
+    const [first, second] = txs105.map(txHash);
+    const tx = await fetch(`${gw.url}/rpc/${net.slug}/tx?hash=${first}`, { headers: { "X-API-KEY": key } });
+    const body = await tx.text();
+    expect(body).toContain(JSON.stringify({ key: "transfer.memo", value: "a\u0000b", index: true }));
+    expect(body).toContain('"value":"x\\ud800y"');
+    expect(await found("tx.height = 105")).toEqual([first, second]);
+  });
+
+  it("finds it by those values: the index and the query's operand both hold U+FFFD where text cannot hold what was sent", async () => {
+    const [first, second] = txs105.map(txHash);
+    expect(await found("transfer.memo = 'a\u0000b'")).toEqual([first]);
+    expect(await found("transfer.memo CONTAINS '\u0000'")).toEqual([first]);
+    expect(await found("transfer.memo = 'a'")).toEqual([second]);
+    // A lone surrogate and U+FFFD read alike, as PostgreSQL would store them.
+    expect(await found("transfer.note = 'x\ud800y'")).toEqual([first, second]);
+    expect(await found("transfer.note = 'x\uFFFDy' AND transfer.memo = 'a'")).toEqual([second]);
+    expect(await found("transfer.long EXISTS")).toEqual([]);
+    const blocks = await rpc<{ blocks: Array<{ block: { header: { height: string } } }> }>("block_search", { query: "mint.memo = 'b\u0000'" });
+    expect(blocks.blocks.map((b) => b.block.header.height)).toEqual(["105"]);
+  });
+});
