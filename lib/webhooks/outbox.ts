@@ -46,11 +46,14 @@ const RESERVE = `UPDATE webhook_subscriptions AS s SET sequence = s.sequence + c
     s.webhook_url AS "webhookUrl", s.is_instant AS "isInstant", s.is_active AS "isActive", s.condition,
     s.sequence::text AS sequence, s.created_at AS "createdAt", s.updated_at AS "updatedAt", c.n AS reserved`;
 
-// The rows as one JSON array: the bodies go in as the JSON text they are (payload is a json
-// column, stored as given), with no per-value escaping of a text array.
+// The rows as one JSON array, with no per-value escaping of a text array. Each body is a string
+// holding its JSON text, cast to json (payload is a json column: the text is kept as given).
+// json_to_recordset decodes every string of its input, a nested body's too, and chain data may
+// hold \u0000 or an unpaired \ud800, which a json column keeps but PostgreSQL cannot decode to
+// text (22P05, 22P02): as a JSON value, such a body failed its whole batch.
 const INSERT = `INSERT INTO webhook_messages (id, subscription_id, project_id, sequence_number, block_number, block_hash, payload, replayed, test, next_attempt_at)
-  SELECT r.id, r.sub, r.project, r.seq, r.block, r.hash, r.body, r.replayed, r.test, now()
-  FROM json_to_recordset($1::json) AS r(id text, sub text, project text, seq bigint, block bigint, hash text, body json, replayed boolean, test boolean)`;
+  SELECT r.id, r.sub, r.project, r.seq, r.block, r.hash, r.body::json, r.replayed, r.test, now()
+  FROM json_to_recordset($1::json) AS r(id text, sub text, project text, seq bigint, block bigint, hash text, body text, replayed boolean, test boolean)`;
 
 /**
  * Writes messages for delivery now, in order, inside the caller's transaction on `client` (see
@@ -91,7 +94,7 @@ export async function enqueueMessages(client: RawClient, messages: readonly NewM
       seq: String(sequenceNumber),
       block: m.blockNumber === null ? null : String(m.blockNumber),
       hash: m.blockHash,
-      body,
+      body: JSON.stringify(body),
       replayed: m.replayed ?? false,
       test: m.test ?? false,
     });

@@ -244,3 +244,54 @@ export function fixtureBlockB(height: bigint, firstVersion: bigint, timestampUs:
     epilogue(firstVersion + 2n, timestampUs, "0x729193d19f66ef0ecf10c32202cd00d29851c3a2c922b5a718bef5d65420d9bd", 58),
   ];
 }
+
+/** The module of fixtureBlockText's transactions (a third party's: any text may go through it). */
+export const MEMO_MODULE = "0x7e3a5f0c1b9d2e4f6a8c0b1d3e5f7a9c2b4d6e8f0a1c3e5b7d9f1a3c5e7b9d0f";
+
+/**
+ * A block whose transactions carry text PostgreSQL's text and jsonb cannot hold as it is: an
+ * event whose data has NUL in a value and a key and an unpaired surrogate, a string argument with
+ * NUL, and an aborted call whose vm_status holds NUL. Move strings may hold NUL; no Rust encoder
+ * writes a lone \ud800, but it is valid JSON and a node's proxy could.
+ */
+export function fixtureBlockText(height: bigint, firstVersion: bigint, timestampUs: bigint): TransactionJson[] {
+  const v = (i: number) => (firstVersion + BigInt(i)).toString();
+  const user = (i: number, hash: string, success: boolean, vmStatus: string, args: unknown[], events: unknown[]) => ({
+    version: v(i),
+    hash,
+    state_change_hash: "0x3c6d0b6bb0b2b62e8cbb1f1d0a8b4c0d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b",
+    event_root_hash: "0x9a7c5e3b1d0f2e4c6a8b0d2f4e6c8a0b1d3f5e7c9a1b3d5f7e9c0a2b4d6f8e0a",
+    state_checkpoint_hash: null,
+    gas_used: "9",
+    success,
+    vm_status: vmStatus,
+    accumulator_root_hash: "0x5b7d9f1a3c5e7b9d0f2a4c6e8b0d1f3a5c7e9b1d3f5a7c9e0b2d4f6a8c0e1b3d",
+    changes: [],
+    sender: SENDER,
+    sequence_number: String(1189 + i),
+    max_gas_amount: "900",
+    gas_unit_price: "100",
+    expiration_timestamp_secs: (timestampUs / 1_000_000n + 60n).toString(),
+    payload: { function: `${MEMO_MODULE}::memo::post`, type_arguments: [], arguments: args, type: "entry_function_payload" },
+    signature: {
+      public_key: "0x3160d4596c1fb87bad52c0a0311657d164af75fc9dd59878ab8941e6f45c2a7d",
+      signature: "0x254d0e529f38e43d6c0c9b2e238466be8d690a437fb4dc319bdc442161026a2e7e5f7c175d73768e0dceba971709e56a54e66fb634904da41ae27942ee09d994",
+      type: "ed25519_signature",
+    },
+    events,
+    timestamp: timestampUs.toString(),
+    type: "user_transaction",
+  });
+  const posted = {
+    guid: { creation_number: "0", account_address: "0x0" },
+    sequence_number: "0",
+    type: `${MEMO_MODULE}::memo::Posted`,
+    data: { amount: "5", memo: "a\u0000b", note: "x\ud800y", "k\u0000": "v" },
+  };
+  return [
+    metadata(height, firstVersion, timestampUs, "0x8d1f3b5a7c9e0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f", "0x2e4c6a8d0f1b3d5e7a9c1e3b5d7f9a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f", "5"),
+    user(1, "0x6c8e0a2c4e6b8d1f3a5c7e9b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f", true, EXECUTED, ["a\u0000b", "100"], [posted, fee("9", "4")]),
+    user(2, "0x0f2a4c6e8b1d3f5a7c9e0b2d4f6a8c1e3b5d7f9a0c2e4b6d8f1a3c5e7b9d0f2a", false, "Move abort in 0x7e3a…::memo: EBAD_MEMO(0x1): the memo \u0000", ["\u0000", "1"], [fee("6", "2")]),
+    epilogue(firstVersion + 3n, timestampUs, "0x4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c7e9b0d2f4a6c", 15),
+  ] as TransactionJson[];
+}

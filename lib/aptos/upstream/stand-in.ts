@@ -3,9 +3,10 @@
  * the follower uses (`GET /v1`, `/v1/transactions`, `/v1/blocks/by_height/<h>`,
  * `/v1/blocks/by_version/<v>`) with the fullnode's shapes, headers and errors, serving a chain
  * made by the devnet's block builder (and, on request, the hand-written mainnet-shaped blocks of
- * fixtures.ts). Tests control it: advance(n) commits n blocks, fail() makes it answer 500 or drop
- * connections, lag() makes its transaction pages trail its ledger info (a node behind the one
- * that answered the ledger), stop()/start() take it off and back on the same port.
+ * fixtures.ts). Tests control it: advance(n) commits n blocks, append() one of those blocks,
+ * fail() makes it answer 500 or drop connections, lag() makes its transaction pages trail its
+ * ledger info (a node behind the one that answered the ledger), stop()/start() take it off and
+ * back on the same port.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -95,7 +96,8 @@ export class AptosStandIn {
     }
   }
 
-  private append(make: (height: bigint, firstVersion: bigint, timestampUs: bigint) => TransactionJson[]): void {
+  /** Commits a hand-written block (fixtures.ts) at the next height and version. */
+  append(make: (height: bigint, firstVersion: bigint, timestampUs: bigint) => TransactionJson[]): void {
     const { height, version, timestamp } = this.next();
     const txs = make(height, version, timestamp);
     const first = txs[0] as { id: string };

@@ -1,15 +1,22 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Aptos, AptosConfig, Network as SdkNetwork } from "@aptos-labs/ts-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { buildCatalog, networkBySlug, type Network } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
+import { UsageMeter } from "@/lib/usage/meter";
+import { startDelivery } from "@/lib/webhooks/delivery/worker";
+import { networkFollower } from "@/lib/webhooks/engine/follower";
+import { createWebhook } from "@/lib/webhooks/service";
 import type { WorkerHandle } from "@/lib/workers/worker";
 import { generateAptosBlocks, startAptosDevnetProducer } from "../devnet/producer";
 import { aptosHeadHeight } from "../source";
 import { aptosCursor, deleteAptosIndex, transactionTexts } from "../store";
-import type { LedgerInfo } from "../types";
+import type { LedgerInfo, UserTransactionJson } from "../types";
 import { AptosNodeClient } from "./client";
+import { fixtureBlockText, MEMO_MODULE } from "./fixtures";
 import { startAptosFollower, type AptosFollowerOptions } from "./follower";
 import { AptosStandIn } from "./stand-in";
 
@@ -23,6 +30,7 @@ let b: AptosStandIn;
 let network: Network;
 let gw: TestGateway;
 let key: string;
+let projectId: string;
 let follower: WorkerHandle | undefined;
 const { logger, messages: logs } = captureLogs();
 
@@ -34,7 +42,7 @@ beforeAll(async () => {
   network = networkBySlug(SLUG)!;
   if (network.source.kind !== "upstream") throw new Error("the network catalog was read before this suite configured UPSTREAM_APTOS_MAINNET");
   gw = await startTestGateway();
-  ({ apiKey: key } = await createTestProject("Aptos upstream", "ENTERPRISE"));
+  ({ apiKey: key, projectId } = await createTestProject("Aptos upstream", "ENTERPRISE"));
   await deleteAptosIndex(SLUG);
 }, 120_000);
 
@@ -189,6 +197,78 @@ describe("an upstream Aptos network", () => {
     expect(logs.some((l) => l.startsWith(`waiting for the node, retrying with backoff (up to 0.2 s): the node's ledger ends before version ${next} (HTTP 400 invalid_input: Given start value (${next}) is higher than the current ledger version`))).toBe(true);
     expect(logs.some((l) => /^recovered after \d+ failed attempts; continuing at block/.test(l))).toBe(true);
     await client.close();
+  });
+
+  it("stores text that PostgreSQL cannot hold as it is (NUL, an unpaired surrogate) as the node sent it, and delivers it to the webhooks it matches", async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push(Buffer.concat(chunks).toString("utf8"));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const subscribe = (eventData: Record<string, string>) =>
+      createWebhook(projectId, network, {
+        eventType: "TRANSACTION",
+        description: "text PostgreSQL cannot hold",
+        notification: { webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` },
+        condition: { eventType: `${MEMO_MODULE}::memo::Posted`, eventAccountAddress: "0x0", eventData },
+      }).then((r) => r.subscriptionId);
+    const matching = await subscribe({ amount: "5" });
+    // U+FFFD is what the database would have made of the NUL: it must not match.
+    const replaced = await subscribe({ memo: "a\uFFFDb" });
+    const signal = new AbortController().signal;
+    const engine = networkFollower(network, { logger });
+    const state = await engine.init(signal);
+    const drain = async () => {
+      for (let i = 0; i < 100 && (await engine.step(state, signal)); i++);
+    };
+    await drain();
+
+    await follower!.stop();
+    follower = follow();
+    a.append(fixtureBlockText);
+    b.append(fixtureBlockText);
+    await caughtUp();
+    const [, memo, aborted] = a.latest.txs as [unknown, UserTransactionJson, UserTransactionJson];
+    for (const tx of [memo, aborted]) {
+      const res = await fetch(`${gw.url}/aptos/mainnet/v1/transactions/by_hash/${tx.hash}`, { headers: { "X-API-KEY": key } });
+      expect(await res.text()).toBe(JSON.stringify(tx));
+    }
+
+    await drain();
+    const meter = new UsageMeter();
+    const delivery = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50], pollMs: 20, meter, retention: false, projectIds: [projectId] });
+    try {
+      // The console's and the API's "send test" takes the latest user transaction: the aborted one.
+      const test = await fetch(`${gw.url}/v1/aptos/mainnet/webhooks/${matching}/test`, { method: "POST", headers: { "X-API-KEY": key } });
+      expect(test.status).toBe(200);
+      await waitFor("two deliveries", () => received.length >= 2);
+    } finally {
+      await delivery.stop();
+      await meter.stop();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+    const { changes: _memoChanges, ...memoMessage } = memo;
+    const { changes: _abortedChanges, ...abortedMessage } = aborted;
+    const bodies = received
+      .map((text) => JSON.parse(text) as { subscriptionId: string; sequenceNumber: string; test?: boolean; event: { messages: unknown[] } })
+      .sort((x, y) => Number(x.sequenceNumber) - Number(y.sequenceNumber));
+    expect(bodies.map((m) => [m.subscriptionId, m.test ?? false, m.event.messages])).toEqual([
+      [matching, false, [memoMessage]],
+      [matching, true, [abortedMessage]],
+    ]);
+    expect(received.find((text) => !text.includes('"test":true'))).toContain('"memo":"a\\u0000b","note":"x\\ud800y","k\\u0000":"v"');
+    expect(await db().webhookMessage.count({ where: { subscriptionId: replaced } })).toBe(0);
+
+    const history = await fetch(`${gw.url}/v1/aptos/mainnet/webhooks/history?subscriptionId=${matching}&withEventMessage=true`, { headers: { "X-API-KEY": key } });
+    expect(history.status).toBe(200);
+    const items = ((await history.json()) as { items: Array<{ eventMessage: unknown }> }).items;
+    expect(items.map((i) => i.eventMessage).reverse()).toEqual(bodies);
+    expect(logs.filter((l) => l.includes("webhook follower failed"))).toEqual([]);
   });
 
   it("leaves out a node of another chain and stores nothing from it", async () => {
