@@ -9,6 +9,9 @@
 //       the same headers, a per-request X-Request-Id built from a counter, and the
 //       Content-Length of each response.
 //
+//   BENCH_DELAY_MS=50 (constant mode): each answer waits that long, as a receiver doing real work
+//   (npm run bench -- webhook-delivery, its fairness part).
+//
 //   PORT=8545 node bench/baseline-server.mjs
 //   BASELINE_MODE=jsonrpc BENCH_RESULT=0x1 PORT=8545 node bench/baseline-server.mjs
 import { createServer } from "node:http";
@@ -31,11 +34,15 @@ const ownHeaders = process.env.BENCH_HEADERS ? JSON.parse(process.env.BENCH_HEAD
 function constantHandler() {
   const body = Buffer.from(process.env.BENCH_BODY ?? '{"jsonrpc":"2.0","id":1,"result":"0x1"}');
   const headers = { ...ownHeaders, "content-length": body.length };
+  const delayMs = Number(process.env.BENCH_DELAY_MS ?? 0);
   return (req, res) => {
     /** @type {Buffer[]} */
     const chunks = [];
     req.on("data", (/** @type {Buffer} */ chunk) => chunks.push(chunk));
-    req.on("end", () => res.writeHead(200, headers).end(body));
+    req.on("end", () => {
+      if (delayMs > 0) setTimeout(() => res.writeHead(200, headers).end(body), delayMs);
+      else res.writeHead(200, headers).end(body);
+    });
   };
 }
 

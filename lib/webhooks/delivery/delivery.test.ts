@@ -15,6 +15,7 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { enqueueMessages } from "../outbox";
 import { createWebhook } from "../service";
 import { USER_AGENT } from "./send";
+import { claimDue, inboxAuthority } from "./store";
 import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
 
 interface Received {
@@ -492,5 +493,64 @@ describe("workers that stop", () => {
     expect(new Set(r.received.map((x) => x.headers["webhook-id"])).size).toBe(60);
     // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
     await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 600n, requests: 60 });
+  });
+});
+
+describe("sharing a receiver", () => {
+  it("a quiet subscription's messages go out within a second behind another's 5,000-message backlog on the same host, and the backlog still drains", async () => {
+    const r = await receiver((_req, _n, res) => setTimeout(() => res.end("ok"), 2));
+    const busy = await subscription(r.url);
+    const quiet = await subscription(r.url);
+    for (let i = 0; i < 5; i++) await enqueue(busy.subscriptionId, 1000);
+    worker();
+    await waitFor("the backlog's deliveries to start", async () => r.received.length >= 200);
+    const sent: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      sent.push((await enqueue(quiet.subscriptionId))[0]!.id);
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    const pendingOf = (subscriptionId: string) => db().webhookMessage.count({ where: { subscriptionId, status: "PENDING" } });
+    // The backlog was still there while the quiet subscription sent: what follows measures waiting behind it.
+    expect(await pendingOf(busy.subscriptionId)).toBeGreaterThan(0);
+    for (const id of sent) expect(await settled(id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    const delays = await db().$queryRaw<{ ms: number }[]>`
+      SELECT extract(epoch FROM a.started_at - m.created_at)::float8 * 1000 AS ms
+      FROM webhook_messages m JOIN webhook_attempts a ON a.message_id = m.id AND a.attempt = 1
+      WHERE m.id = ANY(${sent}) ORDER BY ms`;
+    const p99 = delays[Math.ceil(0.99 * delays.length) - 1]!.ms;
+    expect(p99, `quiet subscription's enqueue → first attempt, ms: ${delays.map((d) => Math.round(d.ms)).join(", ")}`).toBeLessThan(1000);
+    await waitFor("the backlog to drain", async () => (await pendingOf(busy.subscriptionId)) === 0, 60_000);
+    expect(await db().webhookMessage.count({ where: { subscriptionId: busy.subscriptionId, status: "SUCCESS" } })).toBe(5000);
+  });
+
+  it("each test inbox of this service is a receiver of its own: one that hangs holds no other inbox's deliveries", async () => {
+    const r = await receiver();
+    const own = new URL(r.url).origin;
+    process.env.PUBLIC_URL = own;
+    resetEnv();
+    try {
+      const token = (c: string) => c.repeat(32);
+      // Keyed by inbox only on this service's own origin: elsewhere the path is any receiver's.
+      const elsewhere = new URL((await receiver()).url);
+      const a = await subscription(`${elsewhere.origin}/v1/inbox/${token("a")}`);
+      const b = await subscription(`${elsewhere.origin}/v1/inbox/${token("b")}`);
+      const [ownA, ownB] = [await subscription(`${own}/v1/inbox/${token("a")}`), await subscription(`${own}/v1/inbox/${token("b")}`)];
+      for (const s of [a, b, ownA, ownB]) await enqueue(s.subscriptionId);
+      const { messages } = await claimDue({ max: 10, perHost: 10, busy: new Map(), fullHosts: [], leaseMs: 60_000, cursor: "", inboxAuthority: inboxAuthority(own), projectIds: [project.projectId] });
+      const hostOf = (id: string) => messages.find((m) => m.subscriptionId === id)?.host;
+      expect([a, b, ownA, ownB].map((s) => hostOf(s.subscriptionId))).toEqual([elsewhere.host, elsewhere.host, `${new URL(own).host}/v1/inbox/${token("a")}`, `${new URL(own).host}/v1/inbox/${token("b")}`]);
+
+      const hung = await subscription(`${own}/v1/inbox/${token("c")}`);
+      const other = await subscription(`${own}/v1/inbox/${token("d")}`);
+      r.respond = (req, n, res) => (JSON.parse(req.body).subscriptionId === hung.subscriptionId ? r.hang(req, n, res) : res.end("ok"));
+      await enqueue(hung.subscriptionId, 10);
+      worker({ perHost: 2, timeoutMs: 30_000, leaseMarginMs: 30_000 });
+      await waitFor("the hung inbox to hold its two connections", async () => r.open === 2);
+      const queued = await enqueue(other.subscriptionId, 5);
+      for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS" });
+    } finally {
+      delete process.env.PUBLIC_URL;
+      resetEnv();
+    }
   });
 });

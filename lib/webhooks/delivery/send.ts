@@ -1,8 +1,10 @@
 /**
  * One POST of a webhook message to its receiver, and what came of it. The URL is checked again
  * (lib/webhooks/url-guard.ts) and the connection goes to the address that check resolved, never to
- * a second lookup (DNS rebinding). Connections are kept alive in one undici pool per (origin,
- * address), closed after a while unused. Redirects are not followed (a 3xx is a failure).
+ * a second lookup (DNS rebinding). Connections are kept alive in one undici pool per (receiver,
+ * address), closed after a while unused: a receiver is what the per-host bound counts (the
+ * claim's key; each test inbox of this service its own), so a pool's perHost connections never
+ * serve two receivers' turns. Redirects are not followed (a 3xx is a failure).
  */
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
@@ -24,6 +26,8 @@ const TARGET_TTL_MS = 5_000;
 const TARGETS_KEPT = 10_000;
 
 export interface SendRequest {
+  /** The receiver's key (ClaimedMessage.host): requests of one receiver share a pool of connections. */
+  receiver: string;
   url: string;
   body: string;
   /** Every header but those this module adds (content-type, user-agent, authorization from the URL). */
@@ -66,8 +70,8 @@ export class DeliveryClient {
     this.sweeper.unref();
   }
 
-  private pool(target: DeliveryTarget, timeoutMs: number): Pool {
-    const key = `${target.url.origin}|${target.address}`;
+  private pool(receiver: string, target: DeliveryTarget, timeoutMs: number): Pool {
+    const key = `${receiver}|${target.url.origin}|${target.address}`;
     let entry = this.pools.get(key);
     if (!entry) {
       const pool = new Pool(target.url.origin, {
@@ -151,7 +155,7 @@ export class DeliveryClient {
     // The deadline passed while the URL was being resolved: nothing is sent (the result is not used).
     if (over()) return failed("not sent");
     try {
-      const res = await this.pool(target, req.timeoutMs).request({
+      const res = await this.pool(req.receiver, target, req.timeoutMs).request({
         method: "POST",
         path: target.url.pathname + target.url.search,
         headers: { ...headers, host: target.url.host },

@@ -35,14 +35,25 @@ export interface ClaimedMessage {
   signingKey: string;
   isActive: boolean;
   failingSince: Date | null;
-  /** The receiver host the concurrency bounds count by: the URL's authority, lower case. */
+  /** The receiver the concurrency bounds count by (receiverKeySql). */
   host: string;
   /** End of the lease: the message's nextAttemptAt while this worker holds it. */
   lease: Date;
 }
 
-/** The receiver host of a URL as the claim computes it in SQL (authority without credentials, lower case). */
-const hostSql = (alias: string) => String.raw`lower(substring(${alias}.webhook_url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)'))`;
+/**
+ * The receiver a URL's deliveries count against, as the claim computes it in SQL (the one
+ * definition: the worker's per-host bounds and its connection pools use what the claim answers).
+ * The URL's authority (host:port, without credentials), lower case; for a test inbox of this
+ * service (`$inboxAuthority`, PUBLIC_URL's authority, then /v1/inbox/<token>), that and the inbox's
+ * path: every project's inboxes are on one host, and they must not share one queue.
+ */
+const receiverKeySql = (url: string, inboxAuthority: string) => String.raw`(SELECT a.authority || CASE WHEN a.authority = ${inboxAuthority}
+      THEN coalesce(substring(${url} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?[^/?#]*(/v1/inbox/[A-Za-z0-9_-]{32})(?:[?#]|$)'), '') ELSE '' END
+    FROM (SELECT lower(substring(${url} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)')) AS authority) a)`;
+
+/** The authority of PUBLIC_URL as receiverKeySql compares it. */
+export const inboxAuthority = (publicUrl: string) => new URL(publicUrl).host.toLowerCase();
 
 export interface ClaimLimits {
   /** Messages to claim at most. */
@@ -54,55 +65,127 @@ export interface ClaimLimits {
   /** Hosts at perHost: their messages are skipped. */
   fullHosts: readonly string[];
   leaseMs: number;
+  /** The subscription served last: the walk starts after it (see claimSql); "" at first. */
+  cursor: string;
+  /** PUBLIC_URL's authority (inboxAuthority): deliveries to its test inboxes count per inbox. */
+  inboxAuthority: string;
   /** Only these projects' messages (tests and benchmarks sharing a database); default all. */
   projectIds?: readonly string[];
 }
 
-/** Due messages a claim locks and looks at, at most (it leases those within their hosts' bounds). */
-export const CLAIM_SCAN = 64;
+/** Messages a claim takes at most. */
+export const CLAIM_MAX = 64;
+/** Subscriptions with pending messages a claim looks at, at most (its walk; see claimSql). */
+export const CLAIM_WALK = 1000;
 
-// Due messages are locked in index order (skipping rows other workers hold, and hosts that are
-// full), ranked per host, and only those within each host's free slots are leased; the rest are
-// unlocked when the statement ends. Skipping full hosts takes each scanned message's URL, so that
-// join is made only when some host is full.
-const claimSql = (skipHosts: boolean) => `WITH locked AS (
-       SELECT m.id, m.subscription_id, m.next_attempt_at
-       FROM webhook_messages m ${skipHosts ? "JOIN webhook_subscriptions f ON f.id = m.subscription_id" : ""}
-       WHERE m.status = 'PENDING' AND m.next_attempt_at <= now()
-         ${skipHosts ? `AND ${hostSql("f")} <> ALL($4::text[])` : "AND cardinality($4::text[]) = 0"}
-         AND ($7::text[] IS NULL OR m.project_id = ANY($7::text[]))
-       ORDER BY m.next_attempt_at
-       LIMIT least($1, ${CLAIM_SCAN})
+// Two sources, both locked FOR UPDATE SKIP LOCKED (any number of workers share them):
+// - Messages not attempted yet, round robin between subscriptions, so that one subscription's
+//   backlog never holds another's fresh message: the claim walks the subscriptions that have such
+//   messages in id order (a skip scan of their partial index on (subscription_id,
+//   next_attempt_at): one index descent per subscription, landing on its earliest), starting after
+//   the cursor and wrapping round to it, until it has found `max` subscriptions with one due (or
+//   looked at CLAIM_WALK). Each offers its oldest due ones, an equal share of `max`. Only messages
+//   never attempted are walked: those waiting for a retry (due in minutes or hours) would make the
+//   walk visit every failing subscription at every claim.
+// - Retries that are due, oldest first (their own partial index on next_attempt_at).
+// When some host is full, or the claim is for some projects only, a subscription counts only if
+// its receiver is not full and its project is wanted. What was locked is ranked per receiver by
+// round (each subscription's first, then each one's second, …; retries before new messages of the
+// same round) and walk order, and those within each receiver's free slots are leased; the rest are
+// unlocked when the statement ends. The answer carries each message's place in the walk and where
+// the walk ended: the worker's next cursor.
+const claimSql = (filtered: boolean) => {
+  const wanted = (sub: string) =>
+    filtered
+      ? `EXISTS (SELECT 1 FROM webhook_subscriptions t WHERE t.id = ${sub}
+           AND ($7::text[] IS NULL OR t.project_id = ANY($7::text[])) AND ${receiverKeySql("t.webhook_url", "$9")} <> ALL($4::text[]))`
+      : "$7::text[] IS NULL AND cardinality($4::text[]) = 0";
+  const fresh = "m.status = 'PENDING' AND m.attempts = 0";
+  const next = (after: string, wrapped: string) => `(SELECT m.subscription_id AS sub, m.next_attempt_at AS due, ${wrapped} AS wrapped FROM webhook_messages m
+        WHERE ${fresh} AND m.subscription_id > ${after} AND (NOT ${wrapped} OR m.subscription_id <= $8)
+        ORDER BY m.subscription_id, m.next_attempt_at LIMIT 1)
+      UNION ALL
+      (SELECT m.subscription_id, m.next_attempt_at, true FROM webhook_messages m
+        WHERE NOT ${wrapped} AND ${fresh} AND m.subscription_id <= $8
+        ORDER BY m.subscription_id, m.next_attempt_at LIMIT 1)
+      LIMIT 1`;
+  return `WITH RECURSIVE walk(sub, n, wrapped, ok, found) AS (
+       SELECT f.sub, 1, f.wrapped, e.ok, e.ok::int
+       FROM (${next("$8", "false")}) f, LATERAL (SELECT f.due <= now() AND ${wanted("f.sub")} AS ok) e
+       UNION ALL
+       SELECT x.sub, w.n + 1, x.wrapped, e.ok, w.found + e.ok::int
+       FROM walk w CROSS JOIN LATERAL (${next("w.sub", "w.wrapped")}) x, LATERAL (SELECT x.due <= now() AND ${wanted("x.sub")} AS ok) e
+       WHERE w.n < ${CLAIM_WALK} AND w.found < $1
+     ), offered AS (
+       SELECT w.sub, w.n, ceil($1::numeric / count(*) OVER ())::int AS share FROM walk w WHERE w.ok
+     ), news AS (
+       SELECT l.id, l.next_attempt_at, o.sub, o.n FROM offered o CROSS JOIN LATERAL (
+         SELECT m.id, m.next_attempt_at FROM webhook_messages m
+         WHERE ${fresh} AND m.subscription_id = o.sub AND m.next_attempt_at <= now()
+         ORDER BY m.next_attempt_at LIMIT o.share
+         FOR UPDATE SKIP LOCKED) l
+     ), retries AS (
+       SELECT m.id, m.next_attempt_at, m.subscription_id AS sub, 0 AS n FROM webhook_messages m
+       WHERE m.status = 'PENDING' AND m.attempts > 0 AND m.next_attempt_at <= now() AND ${wanted("m.subscription_id")}
+       ORDER BY m.next_attempt_at LIMIT $1
        FOR UPDATE OF m SKIP LOCKED
+     ), locked AS (
+       SELECT * FROM news UNION ALL SELECT * FROM retries
      ), ranked AS (
-       SELECT l.id, l.next_attempt_at, h.host, row_number() OVER (PARTITION BY h.host ORDER BY l.next_attempt_at) AS rn
-       FROM locked l JOIN webhook_subscriptions s ON s.id = l.subscription_id, LATERAL (SELECT ${hostSql("s")} AS host) h
+       -- A subquery per message, not a join: the planner, blind to how few rows the CTEs hold, hashed every subscription.
+       SELECT l.id, l.n, (SELECT ${receiverKeySql("s.webhook_url", "$9")} FROM webhook_subscriptions s WHERE s.id = l.sub) AS host,
+         row_number() OVER (PARTITION BY l.sub ORDER BY l.next_attempt_at) AS round
+       FROM locked l
      ), chosen AS (
-       SELECT r.id, r.host FROM ranked r LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
+       SELECT r.id, r.host, r.n FROM (SELECT r.*, row_number() OVER (PARTITION BY r.host ORDER BY r.round, r.n) AS rn FROM ranked r) r
+       LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
        WHERE r.rn <= $5 - coalesce(b.used, 0)
+       ORDER BY r.round, r.n LIMIT $1
+     ), leased AS (
+       UPDATE webhook_messages m SET next_attempt_at = $6
+       FROM chosen c, webhook_subscriptions s
+       WHERE m.id = c.id AND s.id = m.subscription_id
+       RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
+         m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
+         s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease, nullif(c.n, 0) AS place
      )
-     UPDATE webhook_messages m SET next_attempt_at = $6
-     FROM chosen c, webhook_subscriptions s
-     WHERE m.id = c.id AND s.id = m.subscription_id
-     RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
-       m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
-       s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease`;
+     SELECT l.*, e.sub AS "walkedTo" FROM (SELECT sub FROM walk ORDER BY n DESC LIMIT 1) e RIGHT JOIN leased l ON true
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, (SELECT sub FROM walk ORDER BY n DESC LIMIT 1)
+     WHERE NOT EXISTS (SELECT 1 FROM leased)`;
+};
 const CLAIM = claimSql(false);
-const CLAIM_SKIPPING_HOSTS = claimSql(true);
+const CLAIM_FILTERED = claimSql(true);
 
 /**
- * Claims up to `max` due messages, oldest due first, at most `perHost - busy` per receiver host.
- * Messages of hosts that are full stay for other workers or later.
+ * Claims up to `max` due messages, round robin between subscriptions from `cursor` (claimSql), at
+ * most `perHost - busy` per receiver. Messages of receivers that are full stay for other workers
+ * or later. Answers them with the cursor for the next claim: the subscription served last, or
+ * where the walk ended when none was.
  */
-export async function claimDue(limits: ClaimLimits): Promise<ClaimedMessage[]> {
-  if (limits.max <= 0) return [];
+export async function claimDue(limits: ClaimLimits): Promise<{ messages: ClaimedMessage[]; cursor: string }> {
+  if (limits.max <= 0) return { messages: [], cursor: limits.cursor };
   const hosts = [...limits.busy.keys()];
   const used = hosts.map((h) => limits.busy.get(h)!);
   const lease = new Date(Date.now() + limits.leaseMs);
-  const args = [limits.max, hosts, used, [...limits.fullHosts], limits.perHost, lease, limits.projectIds ? [...limits.projectIds] : null];
-  const skipping = limits.fullHosts.length > 0;
-  const { rows } = await rawPool().query<ClaimedMessage>({ name: skipping ? "webhook-claim-skipping" : "webhook-claim", text: skipping ? CLAIM_SKIPPING_HOSTS : CLAIM, values: args });
-  return rows;
+  const max = Math.min(limits.max, CLAIM_MAX);
+  const args = [max, hosts, used, [...limits.fullHosts], limits.perHost, lease, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority];
+  const filtered = limits.fullHosts.length > 0 || limits.projectIds !== undefined;
+  const { rows } = await rawPool().query<ClaimedMessage & { place: number | null; walkedTo: string | null }>({
+    name: filtered ? "webhook-claim-filtered" : "webhook-claim",
+    text: filtered ? CLAIM_FILTERED : CLAIM,
+    values: args,
+  });
+  const messages: ClaimedMessage[] = [];
+  let last: { place: number; sub: string } | undefined;
+  for (const row of rows) {
+    // The row that says where the walk ended when nothing was leased.
+    if (row.id === null) continue;
+    const { place, walkedTo: _walkedTo, ...m } = row;
+    messages.push(m);
+    if (place !== null && (!last || place > last.place)) last = { place, sub: m.subscriptionId };
+  }
+  return { messages, cursor: last?.sub ?? rows[0]?.walkedTo ?? limits.cursor };
 }
 
 /** The messages of inactive subscriptions fail without being sent (see worker.ts). */

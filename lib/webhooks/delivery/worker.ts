@@ -4,8 +4,13 @@
  * Any number run at once, in one process or many: they share messages through their claims.
  *
  * - A slow or dead receiver delays no one else: at most WEBHOOK_DELIVERY_PER_HOST deliveries per
- *   receiver host (host:port) are in flight in a process, and claims skip hosts at that bound, so the
- *   other WEBHOOK_DELIVERY_CONCURRENCY - PER_HOST slots keep serving other receivers.
+ *   receiver host (host:port; each test inbox of this service counts as its own) are in flight in
+ *   a process, and claims skip hosts at that bound, so the other WEBHOOK_DELIVERY_CONCURRENCY -
+ *   PER_HOST slots keep serving other receivers.
+ * - Within a receiver, subscriptions take turns: claims walk the subscriptions round robin
+ *   (lib/webhooks/delivery/store.ts claimSql), and a host's claimed messages wait per subscription
+ *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
+ *   out at one of the next free slots, not behind another subscription's backlog.
  * - Any 2xx is a success: the message is SUCCESS, its subscription's failure run ends, and the
  *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter.
  * - Anything else (3xx included, no answer, a URL refused at delivery time) is retried on the
@@ -37,7 +42,18 @@ import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
 import { nextAttemptAt, retryAfterMs } from "./schedule";
 import { DeliveryClient } from "./send";
-import { CLAIM_SCAN, claimDue, failUnsent, releaseClaims, recordFailure, recordSuccesses, type AttemptRecord, type ClaimedMessage, type FailureOutcome } from "./store";
+import {
+  CLAIM_MAX,
+  claimDue,
+  failUnsent,
+  inboxAuthority,
+  releaseClaims,
+  recordFailure,
+  recordSuccesses,
+  type AttemptRecord,
+  type ClaimedMessage,
+  type FailureOutcome,
+} from "./store";
 
 /** A subscription whose deliveries all failed for this long is turned off. */
 export const DEACTIVATE_AFTER_MS = 5 * 24 * 3600_000;
@@ -129,7 +145,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
    * waiting for one of those to end (at most (HELD_ROUNDS - 1) × perHost more: the next round
    * is at hand without a claim, and waits at most that many attempts, which the lease covers).
    */
-  const hosts = new Map<string, { sending: number; queue: ClaimedMessage[] }>();
+  const hosts = new Map<string, HostQueue>();
   let queued = 0;
   const successes = new SuccessRecorder();
   let slotFreed: (() => void) | undefined;
@@ -137,6 +153,9 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   let ended = 0;
   /** The outbox announced due messages since the last claim began. */
   let announced = false;
+  /** Where the next claim's walk over subscriptions starts (claimDue). */
+  let cursor = "";
+  const inboxes = inboxAuthority(getEnv().PUBLIC_URL);
   /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
   const keys = new Map<string, string>();
   const signingKeyOf = (ciphertext: string) => {
@@ -154,6 +173,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     const t0 = performance.now();
     const body = m.body;
     const res = await client.send({
+      receiver: m.host,
       url: m.webhookUrl,
       body,
       headers: signatureHeaders(signingKeyOf(m.signingKey), m.id, body, startedAt),
@@ -209,7 +229,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       answered = true;
       ended++;
       host.sending--;
-      const next = host.queue.shift();
+      const next = host.shift();
       if (next) {
         queued--;
         start(next);
@@ -230,20 +250,27 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     inFlight.add(running);
   };
 
-  const dispatch = (m: ClaimedMessage) => {
-    let host = hosts.get(m.host);
-    if (!host) hosts.set(m.host, (host = { sending: 0, queue: [] }));
-    if (host.sending < perHost && !stopping) start(m);
-    else {
-      host.queue.push(m);
+  /** Queues a claim's messages on their hosts, then sends what the hosts' free slots allow, round robin. */
+  const dispatch = (claimed: readonly ClaimedMessage[]) => {
+    for (const m of claimed) {
+      let host = hosts.get(m.host);
+      if (!host) hosts.set(m.host, (host = new HostQueue()));
+      host.push(m);
       queued++;
+    }
+    if (stopping) return;
+    for (const host of new Set(claimed.map((m) => hosts.get(m.host)!))) {
+      while (host.sending < perHost && host.waiting > 0) {
+        queued--;
+        start(host.shift()!);
+      }
     }
   };
 
   /** Claimed messages not started yet, taken out of the queues. */
   const takeQueued = (): ClaimedMessage[] => {
     const out: ClaimedMessage[] = [];
-    for (const host of hosts.values()) out.push(...host.queue.splice(0));
+    for (const host of hosts.values()) out.push(...host.drain());
     queued = 0;
     return out;
   };
@@ -274,15 +301,25 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
         await waitForSlot(ctx.signal);
         return 0;
       }
-      const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.queue.length]));
+      const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.waiting]));
       const fullHosts = [...held].filter(([, n]) => n >= HELD_ROUNDS * perHost).map(([h]) => h);
       announced = false;
       const endedBefore = ended;
-      const claimed = await claimDue({ max: free, perHost: HELD_ROUNDS * perHost, busy: held, fullHosts, leaseMs: leaseMs(o.timeoutMs, o.leaseMarginMs), projectIds: o.projectIds });
-      const unsent = claimed.filter((m) => !m.isActive && !m.test);
-      await failUnsent(unsent);
-      for (const m of claimed) if (m.isActive || m.test) dispatch(m);
-      if (claimed.length >= Math.min(free, CLAIM_SCAN)) return 0;
+      const claim = await claimDue({
+        max: free,
+        perHost: HELD_ROUNDS * perHost,
+        busy: held,
+        fullHosts,
+        leaseMs: leaseMs(o.timeoutMs, o.leaseMarginMs),
+        cursor,
+        inboxAuthority: inboxes,
+        projectIds: o.projectIds,
+      });
+      cursor = claim.cursor;
+      const claimed = claim.messages;
+      await failUnsent(claimed.filter((m) => !m.isActive && !m.test));
+      dispatch(claimed.filter((m) => m.isActive || m.test));
+      if (claimed.length >= Math.min(free, CLAIM_MAX)) return 0;
       // The claim found less than it could take: nothing more is due, or the hosts of what is due
       // are at their bounds. Look again after the poll interval, or once half a round of
       // deliveries (perHost / 2) has ended, letting the deliveries ending meanwhile end together:
@@ -341,6 +378,43 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       return stopped;
     },
   };
+}
+
+/**
+ * A receiver host's deliveries: how many are in flight, and the claimed messages waiting for a
+ * slot, per subscription, taken one subscription after the other (round robin): a subscription
+ * with a backlog waits its turn behind each other subscription's next message.
+ */
+class HostQueue {
+  sending = 0;
+  waiting = 0;
+  /** Insertion order is the turn order: a subscription served goes to the back. */
+  private subscriptions = new Map<string, ClaimedMessage[]>();
+
+  push(m: ClaimedMessage): void {
+    const queue = this.subscriptions.get(m.subscriptionId);
+    if (queue) queue.push(m);
+    else this.subscriptions.set(m.subscriptionId, [m]);
+    this.waiting++;
+  }
+
+  shift(): ClaimedMessage | undefined {
+    const first = this.subscriptions.entries().next();
+    if (first.done) return undefined;
+    const [id, queue] = first.value;
+    const m = queue.shift()!;
+    this.subscriptions.delete(id);
+    if (queue.length > 0) this.subscriptions.set(id, queue);
+    this.waiting--;
+    return m;
+  }
+
+  drain(): ClaimedMessage[] {
+    const all = [...this.subscriptions.values()].flat();
+    this.subscriptions.clear();
+    this.waiting = 0;
+    return all;
+  }
 }
 
 /**
