@@ -40,6 +40,12 @@ test("switch plans from the Plans page, see the current one marked and the chang
   await expect(card("FREE")).toContainText("1,000,000 CU per day");
   await expect(card("DEVELOPER")).toContainText("450,000,000 CU per month");
   await expect(card("DEVELOPER")).toContainText("600 CU/s");
+  // The webhook queue's bounds, per plan.
+  const bound = (plan: string, label: string) => card(plan).locator("dt", { hasText: label }).locator("xpath=following-sibling::dd[1]");
+  await expect(bound("FREE", "Messages waiting, per webhook")).toHaveText("1,000");
+  await expect(bound("FREE", "Messages waiting, per project")).toHaveText("2,000");
+  await expect(bound("FREE", "Blocks per replay")).toHaveText("100");
+  await expect(bound("BUSINESS", "Blocks per replay")).toHaveText("10,000");
   const overage = page.getByRole("switch");
   await expect(overage).toBeDisabled();
 

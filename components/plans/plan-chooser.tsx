@@ -102,6 +102,12 @@ export function PlanChooser({ projectId, plans, state, usedCu, resetsAt }: PlanC
                     <dd className="text-fg">{formatNumber(p.maxKeys)}</dd>
                     <dt className="text-muted">Webhooks</dt>
                     <dd className="text-fg">{formatNumber(p.maxWebhooks)}</dd>
+                    <dt className="text-muted">Messages waiting, per webhook</dt>
+                    <dd className="text-fg">{formatNumber(p.maxPendingPerWebhook)}</dd>
+                    <dt className="text-muted">Messages waiting, per project</dt>
+                    <dd className="text-fg">{formatNumber(p.maxPendingPerProject)}</dd>
+                    <dt className="text-muted">Blocks per replay</dt>
+                    <dd className="text-fg">{formatNumber(p.maxReplayBlocks)}</dd>
                   </dl>
                   {isCurrent ? null : (
                     <Button variant="secondary" size="sm" pending={pending === id} disabled={pending !== null} onClick={() => choose(id)} aria-label={`Switch to ${p.label}`}>

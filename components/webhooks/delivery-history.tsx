@@ -92,7 +92,7 @@ export function DeliveryHistory({ projectId, subscriptionId }: { projectId: stri
                 <td className="px-3 py-3 font-mono">{a.httpStatus ?? "—"}</td>
                 <td className="px-3 py-3 whitespace-nowrap">{a.durationMs} ms</td>
                 <td className="px-3 py-3 text-xs text-muted">
-                  #{a.sequenceNumber} · attempt {a.attempt}
+                  #{a.sequenceNumber} · {a.attempt === 0 ? "not queued" : `attempt ${a.attempt}`}
                   {a.test ? <Badge className="ml-2">Test</Badge> : null}
                   {a.replayed ? <Badge className="ml-2">Replayed</Badge> : null}
                   {a.error ? <p className="mt-0.5 max-w-64 truncate text-danger-text">{a.error}</p> : null}

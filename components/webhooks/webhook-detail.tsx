@@ -18,7 +18,9 @@ import { LoadError } from "@/components/ui/list-state";
 import { EmptyState, PageHeader } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
 import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
-import { REPLAY_MAX_BLOCKS, replaySchema, type UpdateWebhookBody } from "@/lib/webhooks/schema";
+import type { PlanLimits } from "@/lib/plans";
+import { WEBHOOK_DELIVERY_CU } from "@/lib/webhooks/catalog";
+import { replaySchema, type UpdateWebhookBody } from "@/lib/webhooks/schema";
 import type { WebhookRecord } from "@/lib/webhooks/record";
 import { ConditionFields } from "./condition-fields";
 import { conditionText, serverFieldError, updateResolver, type WebhookFormValues } from "./form";
@@ -34,7 +36,10 @@ function slugOf(r: WebhookRecord): string {
   return NETWORK_DEFINITIONS.find((n) => n.protocol === r.protocol.toLowerCase() && n.network === r.network.toLowerCase())?.slug ?? `${r.protocol}-${r.network}`.toLowerCase();
 }
 
-export function WebhookDetail({ projectId, subscriptionId }: { projectId: string; subscriptionId: string }) {
+/** What the project's plan allows a webhook's queue (the server enforces it; the page says it). */
+type QueueLimits = Pick<PlanLimits, "label" | "maxReplayBlocks" | "maxPendingPerWebhook">;
+
+export function WebhookDetail({ projectId, subscriptionId, plan }: { projectId: string; subscriptionId: string; plan: QueueLimits }) {
   const record = useQuery({
     queryKey: webhookQueryKey(projectId, subscriptionId),
     queryFn: ({ signal }) => api<WebhookRecord>(webhookPath(projectId, subscriptionId), { signal }),
@@ -60,10 +65,10 @@ export function WebhookDetail({ projectId, subscriptionId }: { projectId: string
     }
     return <LoadError query={record} noun="webhook" size="md" />;
   }
-  return <Loaded projectId={projectId} record={record.data} />;
+  return <Loaded projectId={projectId} record={record.data} plan={plan} />;
 }
 
-function Loaded({ projectId, record }: { projectId: string; record: WebhookRecord }) {
+function Loaded({ projectId, record, plan }: { projectId: string; record: WebhookRecord; plan: QueueLimits }) {
   const router = useRouter();
   const [deleting, setDeleting] = useState(false);
   const test = useSendTest(projectId, record.subscriptionId);
@@ -99,7 +104,7 @@ function Loaded({ projectId, record }: { projectId: string; record: WebhookRecor
 
       <RecordCard record={record} />
       <EditCard key={record.updatedAt} projectId={projectId} record={record} />
-      <ReplayCard projectId={projectId} subscriptionId={record.subscriptionId} />
+      <ReplayCard projectId={projectId} subscriptionId={record.subscriptionId} plan={plan} />
       <DeliveryHistory projectId={projectId} subscriptionId={record.subscriptionId} />
 
       <DeleteWebhookDialog
@@ -227,7 +232,7 @@ function EditCard({ projectId, record }: { projectId: string; record: WebhookRec
   );
 }
 
-function ReplayCard({ projectId, subscriptionId }: { projectId: string; subscriptionId: string }) {
+function ReplayCard({ projectId, subscriptionId, plan }: { projectId: string; subscriptionId: string; plan: QueueLimits }) {
   const queryClient = useQueryClient();
   const form = useForm({ resolver: zodResolver(replaySchema), defaultValues: { fromBlock: "", toBlock: "" } });
   const errors = form.formState.errors;
@@ -245,7 +250,7 @@ function ReplayCard({ projectId, subscriptionId }: { projectId: string; subscrip
       <CardHeader
         titleId="replay-title"
         title="Replay blocks"
-        description={`Match past blocks again and deliver what matches, marked as replayed: at most ${REPLAY_MAX_BLOCKS.toLocaleString("en-US")} blocks at a time.`}
+        description={`Match past blocks again and deliver what matches, marked as replayed: at most ${plan.maxReplayBlocks.toLocaleString("en-US")} blocks at a time on the ${plan.label} plan, ${WEBHOOK_DELIVERY_CU} CU per message queued. A webhook holds at most ${plan.maxPendingPerWebhook.toLocaleString("en-US")} messages waiting for delivery: a replay that would pass that is refused.`}
       />
       <CardBody className="space-y-3">
         <form onSubmit={form.handleSubmit((r) => replay.mutate(r))} noValidate className="flex flex-col gap-3 sm:flex-row sm:items-start">

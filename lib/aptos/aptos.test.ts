@@ -10,7 +10,7 @@ import { generateAptosBlocks, startAptosDevnetProducer } from "./devnet/producer
 import { aptosBlockAt, aptosHeadHeight, aptosUserTransactions, blockPeriodMessage } from "./source";
 import { previewMatches, replayBlocks } from "@/lib/webhooks/actions";
 import { networkFollower, type NetworkFollower } from "@/lib/webhooks/engine/follower";
-import { createWebhook } from "@/lib/webhooks/service";
+import { consoleBilling, createWebhook } from "@/lib/webhooks/service";
 import { finalityDepthOf } from "@/lib/networks";
 import { aptosCursor, aptosHead, deleteAptosIndex } from "./store";
 import type { AptosEventJson, BlockJson, LedgerInfo, TransactionJson, UserTransactionJson } from "./types";
@@ -438,7 +438,7 @@ describe("webhooks on Aptos, through the engine", () => {
     expect(previewed).toEqual(expected);
 
     const id = await subscribe(projectId, { eventType: "TRANSACTION", condition });
-    const replay = await replayBlocks(id, 1n, head);
+    const replay = await replayBlocks(id, 1n, head, consoleBilling(projectId));
     const queued = await messagesOf(id);
     expect(replay).toMatchObject({ fromBlock: "1", toBlock: String(head), messages: queued.length });
     expect(queued.flatMap((m) => m.payload.event.messages!.map((t) => t.hash))).toEqual((await storedUserTransactions(1n, head)).filter((r) => emitsDeposit(r.tx)).map((r) => r.tx.hash));

@@ -58,6 +58,27 @@ export function overageApplies(plan: Plan, overage: boolean): boolean {
 }
 
 /**
+ * The answer when a plan's allowance cannot pay (429 EXCEEDED_QUOTA_LIMIT, Retry-After: the seconds
+ * until the reset), or undefined: with `cu` 0, when `usedCu` reached the allowance (a call is
+ * served while any of it is left); with `cu`, when `cu` more would pass it.
+ */
+export function allowanceRefusal(limits: PlanLimits, usedCu: number, now: number, cu = 0): AppError | undefined {
+  if (limits.allowanceCu === null) return undefined;
+  const over = cu === 0 ? usedCu >= limits.allowanceCu : usedCu + cu > limits.allowanceCu;
+  if (!over) return undefined;
+  const allowance = `${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan`;
+  const what =
+    cu === 0
+      ? `This project used its ${allowance}.`
+      : `This costs ${cu.toLocaleString("en-US")} CU, and this project has ${Math.max(0, limits.allowanceCu - usedCu).toLocaleString("en-US")} CU left of its ${allowance}.`;
+  return new AppError(
+    "EXCEEDED_QUOTA_LIMIT",
+    `${what} It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan (or, on a paid plan, turn on overage) for more.`,
+    { "Retry-After": String(secondsUntilReset(limits, now)) },
+  );
+}
+
+/**
  * Plan allowance per project (the free plan's by the day, paid plans' by the month, reset at
  * 00:00 UTC). Reads the project's stored usage once (the daily rollup: a month is at most 31 days of
  * rows per key, network and call), then counts locally and re-reads in the
@@ -119,14 +140,24 @@ export class QuotaTracker {
     return values;
   }
 
+  /**
+   * Throws EXCEEDED_QUOTA_LIMIT when paying `cu` more would take the project past its allowance,
+   * unless overage applies: for work bought in bulk within one call (the webhook messages a call
+   * queues), after `check` ran for the call.
+   */
+  affords(projectId: string, plan: Plan, overage: boolean, cu: number, at?: number): void {
+    const limits = PLANS[plan];
+    if (limits.allowanceCu === null || overageApplies(plan, overage)) return;
+    const now = at ?? this.clock();
+    const u = this.usage.get(projectId);
+    const used = u !== undefined && u.periodStart === period(limits.period, now).start ? u.stored + u.local : 0;
+    const refusal = allowanceRefusal(limits, used, now, cu);
+    if (refusal) throw refusal;
+  }
+
   private enforce(u: Usage, limits: PlanLimits, now: number): void {
-    if (limits.allowanceCu !== null && u.stored + u.local >= limits.allowanceCu) {
-      throw new AppError(
-        "EXCEEDED_QUOTA_LIMIT",
-        `This project used its ${limits.allowanceCu.toLocaleString("en-US")} CU ${limits.period === "day" ? "daily" : "monthly"} allowance of the ${limits.label} plan. It resets at 00:00 UTC${limits.period === "month" ? " on the 1st" : ""}; upgrade the plan (or, on a paid plan, turn on overage) for more.`,
-        { "Retry-After": String(secondsUntilReset(limits, now)) },
-      );
-    }
+    const refusal = allowanceRefusal(limits, u.stored + u.local, now);
+    if (refusal) throw refusal;
   }
 
   add(projectId: string, cu: number): void {

@@ -214,6 +214,11 @@ class RequestContext implements GatewayContext {
     if (this.shared.metering) this.shared.limiter.take(this.principal, cu);
   }
 
+  allowance(cu: number): void {
+    const p = this.principal;
+    if (this.shared.metering) this.shared.quota.affords(p.projectId, p.plan, p.overage, cu);
+  }
+
   /** Wall-clock ms at performance-clock time `t` (one Date.now() per request, not one per use). */
   private wall(t: number): number {
     if (this.wallAt === 0) {

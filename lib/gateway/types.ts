@@ -14,6 +14,12 @@ export interface GatewayContext {
   /** Takes throughput tokens for `cu` (429 TOO_MANY_REQUESTS with Retry-After when over the plan's rate) before doing work. */
   charge(cu: number): void;
   /**
+   * Throws EXCEEDED_QUOTA_LIMIT (with Retry-After) when `cu` more would take the project past its
+   * plan's allowance, unless overage applies: before work bought in bulk within the call, whose CU
+   * `meter` then records with the call's own.
+   */
+  allowance(cu: number): void;
+  /**
    * Records one metered call (a JSON-RPC batch records one per item), with its latency so far.
    * `httpStatus` gives a failed call's status class; a failure without one is a JSON-RPC error.
    */

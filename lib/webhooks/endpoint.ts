@@ -2,11 +2,13 @@
  * The webhook API on the public gateway: `/v1/<protocol>/<network>/webhooks…` with the key in
  * X-API-KEY (the gateway authenticates, resolves the network and limits), the test inboxes at
  * `/v1/inbox/<token>` and the OpenAPI document at `/v1/openapi.json` (neither needs a key).
- * Each call is charged and metered by the catalog's CU (lib/webhooks/catalog.ts); failures cost 0.
+ * Each call is charged and metered by the catalog's CU (lib/webhooks/catalog.ts), plus
+ * WEBHOOK_DELIVERY_CU per message it queues (test, resend, replay); failures cost 0.
  */
 import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
-import { toAppError } from "@/lib/errors";
+import { AppError, toAppError } from "@/lib/errors";
 import { parseJsonBody } from "@/lib/text";
+import type { MessageBilling } from "./actions";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
 import { INBOX_BODY_LIMIT, recordInboxRequest } from "./inbox";
 import { openApiJson } from "./openapi";
@@ -35,23 +37,39 @@ async function jsonBody(ctx: GatewayContext): Promise<unknown> {
 const scopeOf = (ctx: GatewayContext): WebhookScope => ({ projectId: ctx.principal.projectId, network: ctx.network });
 const ok = (body: unknown, status = 200): GatewayResponse => ({ status, body });
 
-/** Charges the route's CU, runs it, and meters it (0 CU and an error when it fails). */
-async function metered(ctx: GatewayContext, route: WebhookRouteId, work: () => Promise<GatewayResponse>): Promise<GatewayResponse> {
+/** Messages a call queues: paid from the key's project's allowance, with the call's own CU. */
+class CallBilling implements MessageBilling {
+  cu = 0;
+  constructor(private readonly ctx: GatewayContext) {}
+  async check(cu: number): Promise<void> {
+    this.ctx.allowance(cu);
+  }
+  charge(cu: number): void {
+    this.cu += cu;
+  }
+}
+
+/**
+ * Charges the route's CU (throughput), runs it, and meters it with the CU of the messages it
+ * queued (0 CU and an error when it fails).
+ */
+async function metered(ctx: GatewayContext, route: WebhookRouteId, work: (billing: MessageBilling) => Promise<GatewayResponse>): Promise<GatewayResponse> {
   const { cu } = WEBHOOK_ROUTES[route];
   ctx.charge(cu);
   const label = webhookUsageLabel(route);
+  const billing = new CallBilling(ctx);
   let response: GatewayResponse;
   try {
-    response = await work();
+    response = await work(billing);
   } catch (e) {
     ctx.meter(label, 0, true, toAppError(e, () => undefined).status);
     throw e;
   }
-  ctx.meter(label, cu, false);
+  ctx.meter(label, cu + billing.cu, false);
   return response;
 }
 
-type Handlers = Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", [WebhookRouteId, (ctx: GatewayContext) => Promise<GatewayResponse>]>>;
+type Handlers = Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", [WebhookRouteId, (ctx: GatewayContext, billing: MessageBilling) => Promise<GatewayResponse>]>>;
 
 /** One path: its methods, each with its catalog route. */
 function endpoint(handlers: Handlers): Endpoint {
@@ -59,7 +77,7 @@ function endpoint(handlers: Handlers): Endpoint {
     methods: Object.keys(handlers),
     handle(ctx) {
       const [route, run] = handlers[ctx.req.method as keyof Handlers]!;
-      return metered(ctx, route, () => run(ctx));
+      return metered(ctx, route, (billing) => run(ctx, billing));
     },
   };
 }
@@ -92,14 +110,14 @@ function subscriptionEndpoints(id: string, rest: string[]): Endpoint | undefined
     });
   }
   if (rest.length === 1 && rest[0] === "test") {
-    return endpoint({ POST: ["test", async (ctx) => ok({ result: true, ...(await testWebhook(scopeOf(ctx), id)) })] });
+    return endpoint({ POST: ["test", async (ctx, billing) => ok({ result: true, ...(await testWebhook(scopeOf(ctx), id, billing)) })] });
   }
   if (rest.length === 1 && rest[0] === "replay") {
-    return endpoint({ POST: ["replay", async (ctx) => ok(await replayWebhook(scopeOf(ctx), id, await jsonBody(ctx)))] });
+    return endpoint({ POST: ["replay", async (ctx, billing) => ok(await replayWebhook(scopeOf(ctx), id, await jsonBody(ctx), billing))] });
   }
   if (rest.length === 3 && rest[0] === "messages" && rest[2] === "resend") {
     const messageId = rest[1]!;
-    return endpoint({ POST: ["resend", async (ctx) => ok({ result: true, ...(await resendWebhookMessage(scopeOf(ctx), id, messageId)) })] });
+    return endpoint({ POST: ["resend", async (ctx, billing) => ok({ result: true, ...(await resendWebhookMessage(scopeOf(ctx), id, messageId, billing)) })] });
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteaso
 import { z } from "zod";
 import { getEnv } from "@/lib/env";
 import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
+import { PLANS, type PlanLimits } from "@/lib/plans";
 import { WEBHOOK_DELIVERY_CU, WEBHOOK_ROUTES, type WebhookRouteId } from "./catalog";
 import { HISTORY_RETENTION_DAYS } from "./service";
 import { INBOX_BODY_LIMIT } from "./inbox";
@@ -88,7 +89,7 @@ const historyItem = z
     subscriptionId: z.string(),
     messageId: z.string().meta({ description: "The webhook-id header: the same on every attempt of a message." }),
     sequenceNumber: z.string(),
-    attempt: z.number().int().meta({ description: "1 for the first attempt of the message." }),
+    attempt: z.number().int().meta({ description: "1 for the first attempt of the message; 0 for a message of the chain written as failed, never sent, because the webhook already had the plan's most messages waiting (error says so: replay its block)." }),
     status: z.enum(["SUCCESS", "FAIL"]),
     attemptedAt: z.string(),
     httpStatus: z.number().int().nullable().meta({ description: "null when no answer came (timeout, connection refused)." }),
@@ -136,6 +137,15 @@ const messageParam = { messageId: z.string().meta({ example: "msg_1BWnoEHXmBN7Rt
 type Request = RouteConfig["request"];
 const body = (schema: z.ZodType): NonNullable<Request>["body"] => ({ required: true, content: { "application/json": { schema } } });
 
+const perPlan = (value: (p: PlanLimits) => string) =>
+  Object.values(PLANS)
+    .map((p) => `${p.label} ${value(p)}`)
+    .join(", ");
+
+/** The description of the routes that queue messages (the catalog's `queues`). */
+const QUEUED_NOTE = `Plus ${WEBHOOK_DELIVERY_CU} CU per message queued, charged as it is queued (its delivery costs nothing more); 429 EXCEEDED_QUOTA_LIMIT when the allowance cannot pay them. 429 TOO_MANY_REQUESTS, nothing queued, when the webhook or its project would hold more messages waiting for delivery than the plan allows (per webhook / per project: ${perPlan((p) => `${p.maxPendingPerWebhook.toLocaleString("en-US")} / ${p.maxPendingPerProject.toLocaleString("en-US")}`)}); room frees as messages are delivered or fail.`;
+const REPLAY_NOTE = `400 WRONG_RANGE_PARAMETER over the plan's blocks per replay (${perPlan((p) => p.maxReplayBlocks.toLocaleString("en-US"))}).`;
+
 /** What each route takes and answers, beside the catalog's method, path and CU. */
 const ROUTE_DOCS: Record<WebhookRouteId, { params?: z.ZodRawShape; request: Request; responses: RouteConfig["responses"] }> = {
   create: { request: { body: body(createWebhookSchema()) }, responses: { 201: json(recordSchema, "The subscription, with its signing key."), ...failures([400, 401, 404, 409, 413, 429]) } },
@@ -172,7 +182,7 @@ function buildDocument(publicUrl: string) {
       method: route.method.toLowerCase() as RouteConfig["method"],
       path: `/v1/{protocol}/{network}${route.path}`,
       summary: route.summary,
-      description: `${route.cu} CU.`,
+      description: route.queues ? `${route.cu} CU. ${QUEUED_NOTE}${id === "replay" ? ` ${REPLAY_NOTE}` : ""}` : `${route.cu} CU.`,
       tags: ["Webhooks"],
       security: [{ [apiKey.name]: [] }],
       request: { ...doc.request, params: pathParams.extend(doc.params ?? {}) },
@@ -201,7 +211,7 @@ function buildDocument(publicUrl: string) {
     method: "post",
     path: "delivery",
     summary: "A message, POSTed to notification.webhookUrl",
-    description: `The subscription record with event.messages (LOG, TRANSACTION) or event.message (BLOCK_PERIOD) filled in, signed per the Standard Webhooks specification (webhook-id, webhook-timestamp, webhook-signature) with the subscription's signingKey. ${WEBHOOK_DELIVERY_CU} CU per message delivered.`,
+    description: `The subscription record with event.messages (LOG, TRANSACTION) or event.message (BLOCK_PERIOD) filled in, signed per the Standard Webhooks specification (webhook-id, webhook-timestamp, webhook-signature) with the subscription's signingKey. ${WEBHOOK_DELIVERY_CU} CU per message of the chain delivered, once whatever the attempts (a test, resend or replay paid as it was queued).`,
     request: { body: body(recordSchema) },
     responses: { 200: { description: "Any 2xx answer is success." } },
   });

@@ -7,6 +7,7 @@
 import { isAddress } from "viem";
 import { z } from "zod";
 import { NETWORK_DEFINITIONS, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
+import { PLANS } from "@/lib/plans";
 import { parseTime, TIME_FORMS } from "@/lib/time";
 import { normalizeMoveAddress, normalizeMoveFunction, normalizeMoveStructType } from "./move-names";
 
@@ -20,7 +21,8 @@ export const EVENT_DATA_MAX_DEPTH = 3;
 export const EVENT_DATA_MAX_BYTES = 4096;
 export const RPP_DEFAULT = 10;
 export const RPP_MAX = 100;
-export const REPLAY_MAX_BLOCKS = 10_000;
+/** The most any plan replays per call: the schema's bound; the project's plan's is checked with the plan (lib/webhooks/actions.ts). */
+export const REPLAY_MAX_BLOCKS = Math.max(...Object.values(PLANS).map((p) => p.maxReplayBlocks));
 
 const ID_BODY = "[1-9A-HJ-NP-Za-km-z]{22}";
 export const SUBSCRIPTION_ID = new RegExp(`^wh_${ID_BODY}$`);
@@ -348,7 +350,12 @@ export const replaySchema = z
       });
     }
   })
-  .meta({ id: "ReplayRequest", description: `Blocks fromBlock to toBlock (inclusive, at most ${REPLAY_MAX_BLOCKS.toLocaleString("en-US")}).` });
+  .meta({
+    id: "ReplayRequest",
+    description: `Blocks fromBlock to toBlock (inclusive): at most the plan's blocks per replay (${Object.values(PLANS)
+      .map((p) => `${p.label} ${p.maxReplayBlocks.toLocaleString("en-US")}`)
+      .join(", ")}).`,
+  });
 export type ReplayBody = z.output<typeof replaySchema>;
 
 // ---------------------------------------------------------------------------------------------

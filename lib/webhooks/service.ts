@@ -9,10 +9,14 @@ import { db, type Prisma } from "@/lib/db/client";
 import type { WebhookSubscription } from "@/lib/db/generated/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
+import { allowanceRefusal } from "@/lib/gateway/quota";
 import { newId } from "@/lib/ids";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
-import { previewMatches, replayBlocks, resendMessage, sendTestMessage } from "./actions";
+import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
+import { allowanceOf } from "@/lib/usage/query";
+import { previewMatches, replayBlocks, resendMessage, sendTestMessage, type MessageBilling } from "./actions";
+import { webhookUsageLabel } from "./catalog";
 import { toRecord, type WebhookRecord } from "./record";
 import {
   createWebhookSchema,
@@ -262,22 +266,43 @@ export async function recentDeliveryStats(projectId: string, subscriptionIds: st
   return stats;
 }
 
-export async function testWebhook(scope: WebhookScope, id: string): Promise<{ messageId: string }> {
+export async function testWebhook(scope: WebhookScope, id: string, billing: MessageBilling): Promise<{ messageId: string }> {
   const sub = await findSubscription(scope, id);
-  return sendTestMessage(sub.id);
+  return sendTestMessage(sub.id, billing);
 }
 
-export async function resendWebhookMessage(scope: WebhookScope, id: string, messageId: string): Promise<{ messageId: string }> {
+export async function resendWebhookMessage(scope: WebhookScope, id: string, messageId: string, billing: MessageBilling): Promise<{ messageId: string }> {
   const sub = await findSubscription(scope, id);
   const message = MESSAGE_ID.test(messageId) ? await db().webhookMessage.findFirst({ where: { id: messageId, subscriptionId: sub.id }, select: { id: true } }) : null;
   if (!message) throw notFound(scope, MESSAGE_ID.test(messageId) ? `message ${messageId} of subscription ${sub.id}` : "such message");
-  return resendMessage(sub.id, message.id);
+  return resendMessage(sub.id, message.id, billing);
 }
 
-export async function replayWebhook(scope: WebhookScope, id: string, input: unknown): Promise<{ fromBlock: string; toBlock: string; messages: number }> {
+export async function replayWebhook(scope: WebhookScope, id: string, input: unknown, billing: MessageBilling): Promise<{ fromBlock: string; toBlock: string; messages: number }> {
   const sub = await findSubscription(scope, id);
   const { fromBlock, toBlock } = parseInput(replaySchema, input);
-  return replayBlocks(sub.id, fromBlock, toBlock);
+  return replayBlocks(sub.id, fromBlock, toBlock, billing);
+}
+
+/**
+ * What the console's test, resend and replay pay for the messages they queue (console calls cost
+ * nothing themselves): checked against the allowance as the Usage page reads it, and metered per
+ * subscription under the call's usage label, as deliveries are.
+ */
+export function consoleBilling(projectId: string, meter: UsageMeter = processMeter()): MessageBilling {
+  return {
+    async check(cu) {
+      const project = await db().project.findUnique({ where: { id: projectId }, select: { plan: true } });
+      if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
+      const now = Date.now();
+      const allowance = await allowanceOf(projectId, project.plan, now);
+      const refusal = allowance.overage ? undefined : allowanceRefusal(PLANS[project.plan], allowance.usedCu, now, cu);
+      if (refusal) throw refusal;
+    },
+    charge(cu, { route, subscriptionId, network }) {
+      meter.record({ projectId, keyId: subscriptionId, network, api: "v1", endpoint: webhookUsageLabel(route), status: "2xx", cu, error: false, latencyMs: 0 });
+    },
+  };
 }
 
 /** What a create body would have matched in the network's last 100 blocks; creates nothing. */

@@ -87,13 +87,13 @@ async function subscription(url: string) {
   return createWebhook(project.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "delivery test", notification: { webhookUrl: url }, condition: { period: 1 } });
 }
 
-async function enqueue(subscriptionId: string, count = 1, opts: { test?: boolean; evenIfInactive?: boolean } = {}) {
+async function enqueue(subscriptionId: string, count = 1, opts: { test?: boolean; evenIfInactive?: boolean; asked?: boolean } = {}) {
   const block = { number: "0x10", hash: `0x${"ab".repeat(32)}` };
   return rawTransaction((client) =>
     enqueueMessages(
       client,
       Array.from({ length: count }, (_, i) => ({ subscriptionId, blockNumber: 16n + BigInt(i), blockHash: block.hash, content: { message: { ...block, i } }, test: opts.test })),
-      { evenIfInactive: opts.evenIfInactive },
+      { evenIfInactive: opts.evenIfInactive, asked: opts.asked },
     ),
   );
 }
@@ -180,6 +180,20 @@ describe("a delivered message", () => {
 
     // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
     await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+  });
+
+  it("costs nothing more when it was charged as it was queued (a test, resend or replay the user asked for)", async () => {
+    const r = await receiver();
+    const sub = await subscription(r.url);
+    const [queued] = await enqueue(sub.subscriptionId, 1, { asked: true });
+    const [chain] = await enqueue(sub.subscriptionId);
+    const w = worker();
+    expect(await settled(queued!.id)).toMatchObject({ status: "SUCCESS" });
+    expect(await settled(chain!.id)).toMatchObject({ status: "SUCCESS" });
+    // Only the chain's message is charged at delivery (and nothing follows once the worker is done).
+    await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+    await w.stop();
+    expect(await deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
   });
 
   it("reaches an idle worker at once through the outbox's announcement, not at the worker's next poll", async () => {

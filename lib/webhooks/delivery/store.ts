@@ -253,9 +253,9 @@ function attemptRow(m: ClaimedMessage, a: AttemptRecord) {
 }
 
 /**
- * Records successful attempts, many in one statement. Answers the ids of the messages this worker
- * still held, which are now SUCCESS (and are to be charged); a message whose lease had ended
- * meanwhile keeps its state (its attempt is recorded all the same).
+ * Records successful attempts, many in one statement. Answers the ids of the messages to charge:
+ * those this worker still held, which are now SUCCESS, unless prepaid (charged when queued). A
+ * message whose lease had ended meanwhile keeps its state (its attempt is recorded all the same).
  */
 export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: AttemptRecord }[]): Promise<Set<string>> {
   if (done.length === 0) return new Set();
@@ -277,7 +277,7 @@ export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: Att
     cols.lease[i] = m.lease;
     if (m.failingSince !== null) failing.add(m.subscriptionId);
   }
-  const { rows: updated } = await rawPool().query<{ id: string }>({
+  const { rows: updated } = await rawPool().query<{ id: string; prepaid: boolean }>({
     name: "webhook-record-successes",
     text: `WITH attempts AS (
       INSERT INTO webhook_attempts (id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, http_status, success, response_body, request_headers)
@@ -288,12 +288,12 @@ export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: Att
     UPDATE webhook_messages m SET status = 'SUCCESS', attempts = m.attempts + 1, next_attempt_at = NULL
     FROM unnest($2::text[], $11::timestamptz[]) AS c(id, lease)
     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease
-    RETURNING m.id`,
+    RETURNING m.id, m.prepaid`,
     values: [cols.id, cols.message, cols.sub, cols.project, cols.attempt, cols.startedAt, cols.duration, cols.status, cols.body, cols.headers, cols.lease],
   });
   // A success ends the subscription's run of failures (its own statement: see the module comment).
   if (failing.size > 0) await rawPool().query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = ANY($1::text[]) AND failing_since IS NOT NULL", [[...failing]]);
-  return new Set(updated.map((u) => u.id));
+  return new Set(updated.filter((u) => !u.prepaid).map((u) => u.id));
 }
 
 /**

@@ -12,7 +12,8 @@
  *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
  *   out at one of the next free slots, not behind another subscription's backlog.
  * - Any 2xx is a success: the message is SUCCESS, its subscription's failure run ends, and the
- *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter.
+ *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter (not for a
+ *   message the user asked for: that was charged as it was queued).
  * - Anything else (3xx included, no answer, a URL refused at delivery time) is retried on the
  *   schedule (lib/webhooks/delivery/schedule.ts), later when Retry-After says so; after the last
  *   retry the message is FAIL. 410 Gone turns the subscription off at once; so does failing
@@ -428,7 +429,7 @@ class SuccessRecorder {
   private queue: { m: ClaimedMessage; a: AttemptRecord; resolve: (held: boolean) => void; reject: (e: unknown) => void }[] = [];
   private writing = false;
 
-  /** Resolves true when the message was still this worker's and is now SUCCESS. */
+  /** Resolves true when the message was still this worker's, is now SUCCESS, and is to be charged (recordSuccesses). */
   add(m: ClaimedMessage, a: AttemptRecord): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ m, a, resolve, reject });
@@ -443,8 +444,8 @@ class SuccessRecorder {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, 1000);
       try {
-        const held = await recordSuccesses(batch);
-        for (const b of batch) b.resolve(held.has(b.m.id));
+        const charged = await recordSuccesses(batch);
+        for (const b of batch) b.resolve(charged.has(b.m.id));
       } catch (e) {
         for (const b of batch) b.reject(e);
       }

@@ -10,7 +10,7 @@ import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { buildCatalog, configureNetworks, finalityDepthOf, networkBySlug, type Network } from "@/lib/networks";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage } from "../actions";
-import { createWebhook } from "../service";
+import { consoleBilling, createWebhook } from "../service";
 import { CursorConflictError } from "@/lib/workers/cursor";
 import { networkFollower, type NetworkFollower } from "./follower";
 
@@ -328,7 +328,7 @@ describe("actions", () => {
       Array.from({ length: Math.ceil(Number(tip - BigInt(periodPreview.fromBlock) + 1n) / 10) }, (_, i) => Number(periodPreview.fromBlock) + 10 * i),
     );
 
-    const replay = await replayBlocks(sub, r1!.blockNumber, r2!.blockNumber);
+    const replay = await replayBlocks(sub, r1!.blockNumber, r2!.blockNumber, consoleBilling(projectId));
     expect(replay).toEqual({ fromBlock: String(r1!.blockNumber), toBlock: String(r2!.blockNumber), messages: 2 });
     const list = await rows(sub);
     expectGapFree(list);
@@ -339,7 +339,7 @@ describe("actions", () => {
     expect(payloadOf(list[0]!).replayed).toBe(true);
     expect(payloadOf(list[0]!).event.messages![0]).toMatchObject({ transaction_hash: tx1, block_number: Number(r1!.blockNumber), removed: false, type: "log" });
 
-    await expect(replayBlocks(sub, tip, tip + 5n)).rejects.toMatchObject({ code: "WRONG_RANGE_PARAMETER" });
+    await expect(replayBlocks(sub, tip, tip + 5n, consoleBilling(projectId))).rejects.toMatchObject({ code: "WRONG_RANGE_PARAMETER" });
   });
 
   it("Send test queues a sample of the subscription's kind marked test, even when inactive; resend puts a message back to PENDING", async () => {
@@ -348,7 +348,7 @@ describe("actions", () => {
     await db().webhookSubscription.update({ where: { id: period }, data: { isActive: false } });
     await ping(bob, 77n, "sample");
 
-    const { messageId } = await sendTestMessage(log);
+    const { messageId } = await sendTestMessage(log, consoleBilling(projectId));
     const m = await db().webhookMessage.findUniqueOrThrow({ where: { id: messageId } });
     expect(m).toMatchObject({ test: true, status: "PENDING", blockNumber: null, sequenceNumber: 1n });
     const sample = payloadOf(m).event.messages![0]!;
@@ -356,14 +356,14 @@ describe("actions", () => {
     expect(sample).toMatchObject({ address: emitter.toLowerCase(), type: "log", removed: false });
     expect((sample.topics as string[]).slice(0, 2)).toEqual([PING, pad(bob).toLowerCase()]);
 
-    const { messageId: blockTest } = await sendTestMessage(period);
+    const { messageId: blockTest } = await sendTestMessage(period, consoleBilling(projectId));
     const b = await db().webhookMessage.findUniqueOrThrow({ where: { id: blockTest } });
     expect(payloadOf(b).event.message).toMatchObject({ block_number: expect.any(Number), transactions: expect.any(Array) });
 
     await db().webhookMessage.update({ where: { id: messageId }, data: { status: "FAIL", attempts: 8, nextAttemptAt: null } });
-    expect(await resendMessage(log, messageId)).toEqual({ messageId });
+    expect(await resendMessage(log, messageId, consoleBilling(projectId))).toEqual({ messageId });
     expect(await db().webhookMessage.findUniqueOrThrow({ where: { id: messageId } })).toMatchObject({ status: "PENDING", attempts: 0, sequenceNumber: 1n });
-    await expect(resendMessage(period, messageId)).rejects.toMatchObject({ code: "RESOURCE_NOT_FOUND" });
+    await expect(resendMessage(period, messageId, consoleBilling(projectId))).rejects.toMatchObject({ code: "RESOURCE_NOT_FOUND" });
   });
 });
 
