@@ -75,7 +75,12 @@ export interface ClaimLimits {
 
 /** Messages a claim takes at most. */
 export const CLAIM_MAX = 64;
-/** Subscriptions with pending messages a claim looks at, at most (its walk; see claimSql). */
+/**
+ * Subscriptions a claim serves at most (each offers an equal share of the claim): the walk stops
+ * once it found this many with a due message. The next claim goes on from there.
+ */
+export const CLAIM_SUBSCRIPTIONS = 16;
+/** Subscriptions with messages never attempted a claim looks at, at most (its walk; see claimSql). */
 export const CLAIM_WALK = 1000;
 
 // Two sources, both locked FOR UPDATE SKIP LOCKED (any number of workers share them):
@@ -83,23 +88,24 @@ export const CLAIM_WALK = 1000;
 //   backlog never holds another's fresh message: the claim walks the subscriptions that have such
 //   messages in id order (a skip scan of their partial index on (subscription_id,
 //   next_attempt_at): one index descent per subscription, landing on its earliest), starting after
-//   the cursor and wrapping round to it, until it has found `max` subscriptions with one due (or
+//   the cursor and wrapping round to it, until it has found CLAIM_SUBSCRIPTIONS with one due (or
 //   looked at CLAIM_WALK). Each offers its oldest due ones, an equal share of `max`. Only messages
 //   never attempted are walked: those waiting for a retry (due in minutes or hours) would make the
 //   walk visit every failing subscription at every claim.
 // - Retries that are due, oldest first (their own partial index on next_attempt_at).
-// When some host is full, or the claim is for some projects only, a subscription counts only if
-// its receiver is not full and its project is wanted. What was locked is ranked per receiver by
-// round (each subscription's first, then each one's second, …; retries before new messages of the
-// same round) and walk order, and those within each receiver's free slots are leased; the rest are
-// unlocked when the statement ends. The answer carries each message's place in the walk and where
-// the walk ended: the worker's next cursor.
+// A subscription counts when its receiver is not full and (for a claim of some projects only) its
+// project is wanted. What was locked is ranked per receiver by round (each subscription's first,
+// then each one's second, …; retries before new messages of the same round) and walk order, and
+// those within each receiver's free slots are leased; the rest are unlocked when the statement
+// ends. The answer carries each message's place in the walk and where the walk ended: the
+// worker's next cursor. The receiver key is computed once per subscription walked and per retry.
 const claimSql = (filtered: boolean) => {
-  const wanted = (sub: string) =>
-    filtered
-      ? `EXISTS (SELECT 1 FROM webhook_subscriptions t WHERE t.id = ${sub}
-           AND ($7::text[] IS NULL OR t.project_id = ANY($7::text[])) AND ${receiverKeySql("t.webhook_url", "$9")} <> ALL($4::text[]))`
-      : "$7::text[] IS NULL AND cardinality($4::text[]) = 0";
+  // Each subscription's receiver and project; `wanted` of those, outside the unfiltered variant
+  // (where $4 and $7 are empty and only referenced).
+  const receiverOf = (sub: string) => `LEFT JOIN LATERAL (SELECT ${receiverKeySql("s.webhook_url", "$9")} AS host, s.project_id FROM webhook_subscriptions s WHERE s.id = ${sub}) t ON true`;
+  const wanted = filtered
+    ? "t.host IS NOT NULL AND ($7::text[] IS NULL OR t.project_id = ANY($7::text[])) AND t.host <> ALL($4::text[])"
+    : "t.host IS NOT NULL AND $7::text[] IS NULL AND cardinality($4::text[]) = 0";
   const fresh = "m.status = 'PENDING' AND m.attempts = 0";
   const next = (after: string, wrapped: string) => `(SELECT m.subscription_id AS sub, m.next_attempt_at AS due, ${wrapped} AS wrapped FROM webhook_messages m
         WHERE ${fresh} AND m.subscription_id > ${after} AND (NOT ${wrapped} OR m.subscription_id <= $8)
@@ -109,33 +115,29 @@ const claimSql = (filtered: boolean) => {
         WHERE NOT ${wrapped} AND ${fresh} AND m.subscription_id <= $8
         ORDER BY m.subscription_id, m.next_attempt_at LIMIT 1)
       LIMIT 1`;
-  return `WITH RECURSIVE walk(sub, n, wrapped, ok, found) AS (
-       SELECT f.sub, 1, f.wrapped, e.ok, e.ok::int
-       FROM (${next("$8", "false")}) f, LATERAL (SELECT f.due <= now() AND ${wanted("f.sub")} AS ok) e
+  return `WITH RECURSIVE walk(sub, host, n, wrapped, ok, found) AS (
+       SELECT f.sub, t.host, 1, f.wrapped, e.ok, e.ok::int
+       FROM (${next("$8", "false")}) f ${receiverOf("f.sub")}, LATERAL (SELECT f.due <= now() AND ${wanted} AS ok) e
        UNION ALL
-       SELECT x.sub, w.n + 1, x.wrapped, e.ok, w.found + e.ok::int
-       FROM walk w CROSS JOIN LATERAL (${next("w.sub", "w.wrapped")}) x, LATERAL (SELECT x.due <= now() AND ${wanted("x.sub")} AS ok) e
-       WHERE w.n < ${CLAIM_WALK} AND w.found < $1
+       SELECT x.sub, t.host, w.n + 1, x.wrapped, e.ok, w.found + e.ok::int
+       FROM walk w CROSS JOIN LATERAL (${next("w.sub", "w.wrapped")}) x ${receiverOf("x.sub")}, LATERAL (SELECT x.due <= now() AND ${wanted} AS ok) e
+       WHERE w.n < ${CLAIM_WALK} AND w.found < least($1, ${CLAIM_SUBSCRIPTIONS})
      ), offered AS (
-       SELECT w.sub, w.n, ceil($1::numeric / count(*) OVER ())::int AS share FROM walk w WHERE w.ok
+       SELECT w.sub, w.host, w.n, ceil($1::numeric / count(*) OVER ())::int AS share FROM walk w WHERE w.ok
      ), news AS (
-       SELECT l.id, l.next_attempt_at, o.sub, o.n FROM offered o CROSS JOIN LATERAL (
+       SELECT l.id, l.next_attempt_at, o.sub, o.n, o.host FROM offered o CROSS JOIN LATERAL (
          SELECT m.id, m.next_attempt_at FROM webhook_messages m
          WHERE ${fresh} AND m.subscription_id = o.sub AND m.next_attempt_at <= now()
          ORDER BY m.next_attempt_at LIMIT o.share
          FOR UPDATE SKIP LOCKED) l
      ), retries AS (
-       SELECT m.id, m.next_attempt_at, m.subscription_id AS sub, 0 AS n FROM webhook_messages m
-       WHERE m.status = 'PENDING' AND m.attempts > 0 AND m.next_attempt_at <= now() AND ${wanted("m.subscription_id")}
+       SELECT m.id, m.next_attempt_at, m.subscription_id AS sub, 0 AS n, t.host FROM webhook_messages m ${receiverOf("m.subscription_id")}
+       WHERE m.status = 'PENDING' AND m.attempts > 0 AND m.next_attempt_at <= now() AND ${wanted}
        ORDER BY m.next_attempt_at LIMIT $1
        FOR UPDATE OF m SKIP LOCKED
-     ), locked AS (
-       SELECT * FROM news UNION ALL SELECT * FROM retries
      ), ranked AS (
-       -- A subquery per message, not a join: the planner, blind to how few rows the CTEs hold, hashed every subscription.
-       SELECT l.id, l.n, (SELECT ${receiverKeySql("s.webhook_url", "$9")} FROM webhook_subscriptions s WHERE s.id = l.sub) AS host,
-         row_number() OVER (PARTITION BY l.sub ORDER BY l.next_attempt_at) AS round
-       FROM locked l
+       SELECT l.id, l.n, l.host, row_number() OVER (PARTITION BY l.sub ORDER BY l.next_attempt_at) AS round
+       FROM (SELECT * FROM news UNION ALL SELECT * FROM retries) l
      ), chosen AS (
        SELECT r.id, r.host, r.n FROM (SELECT r.*, row_number() OVER (PARTITION BY r.host ORDER BY r.round, r.n) AS rn FROM ranked r) r
        LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
