@@ -6,7 +6,7 @@
  * WEBHOOK_DELIVERY_CU per message it queues (test, resend, replay); failures cost 0.
  */
 import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
-import { AppError, toAppError } from "@/lib/errors";
+import { toAppError } from "@/lib/errors";
 import { parseJsonBody } from "@/lib/text";
 import type { MessageBilling } from "./actions";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
