@@ -13,6 +13,8 @@ const dns = (answers: Record<string, Array<{ address: string; family: number }>>
   return a;
 };
 
+const HINT = "set WEBHOOK_ALLOW_PRIVATE_URLS=on on the server to allow receivers on private networks";
+
 const refusal = async (url: string, policy = production, resolve = dns({})) => {
   try {
     await resolveDeliveryTarget(url, policy, resolve);
@@ -30,31 +32,83 @@ describe("in production", () => {
     expect(await refusal("not a url")).toBe("is not an absolute URL");
   });
 
-  it("refuses addresses of this machine and private networks, literal or resolved, IPv4 and IPv6", async () => {
-    const cases: Array<[string, string]> = [
-      ["https://127.0.0.1/h", "loopback"],
-      ["https://2130706433/h", "loopback"],
-      ["https://0x7f.1/h", "loopback"],
-      ["https://0.0.0.0/h", "unspecified"],
-      ["https://10.0.0.8/h", "private"],
-      ["https://172.16.5.4/h", "private"],
-      ["https://192.168.1.1/h", "private"],
-      ["https://169.254.169.254/latest/meta-data", "linkLocal"],
-      ["https://100.64.0.1/h", "carrierGradeNat"],
-      ["https://224.0.0.1/h", "multicast"],
-      ["https://255.255.255.255/h", "broadcast"],
-      ["https://[::1]/h", "loopback"],
-      ["https://[::]/h", "unspecified"],
-      ["https://[fe80::1]/h", "linkLocal"],
-      ["https://[fd00::1]/h", "uniqueLocal"],
-      ["https://[ff02::1]/h", "multicast"],
-      ["https://[::ffff:127.0.0.1]/h", "loopback"],
-      ["https://[::ffff:10.0.0.1]/h", "private"],
-      ["https://[64:ff9b::a00:1]/h", "rfc6052"],
-    ];
-    for (const [url, range] of cases) expect(await refusal(url), url).toMatch(new RegExp(`^resolves to [^ ]+, a ${range} address, which webhooks may not reach on this server \\(set WEBHOOK_ALLOW_PRIVATE_URLS=on`));
+  // Each host → the address it is (as the refusal prints it) and why it is refused, or null when
+  // allowed. Teredo addresses carry the client's IPv4 address with every bit inverted (127.0.0.1 → 80ff:fffe).
+  const table: Array<[host: string, address: string, why: string | null]> = [
+    ["127.0.0.1", "127.0.0.1", "a loopback"],
+    // IPv4 in the other forms browsers accept: the URL parser writes them out before the check.
+    ["2130706433", "127.0.0.1", "a loopback"],
+    ["0177.0.0.1", "127.0.0.1", "a loopback"],
+    ["0x7f.1", "127.0.0.1", "a loopback"],
+    ["0x7f000001", "127.0.0.1", "a loopback"],
+    ["127.1", "127.0.0.1", "a loopback"],
+    ["0", "0.0.0.0", "an unspecified"],
+    ["10.0.0.8", "10.0.0.8", "a private"],
+    ["172.16.5.4", "172.16.5.4", "a private"],
+    ["192.168.1.1", "192.168.1.1", "a private"],
+    ["169.254.169.254", "169.254.169.254", "a link-local"],
+    ["100.64.0.1", "100.64.0.1", "a carrier-grade NAT"],
+    ["224.0.0.1", "224.0.0.1", "a multicast"],
+    ["255.255.255.255", "255.255.255.255", "a broadcast"],
+    ["192.0.2.1", "192.0.2.1", "a reserved"],
+    ["93.184.215.14", "93.184.215.14", null],
+    ["[::1]", "::1", "a loopback"],
+    ["[::]", "::", "an unspecified"],
+    ["[fe80::1]", "fe80::1", "a link-local"],
+    ["[fd00::1]", "fd00::1", "a unique-local"],
+    ["[ff02::1]", "ff02::1", "a multicast"],
+    ["[fec0::1]", "fec0::1", "a deprecated site-local"],
+    ["[100::1]", "100::1", "a discard-only"],
+    ["[2001:db8::1]", "2001:db8::1", "a reserved"],
+    ["[2606:2800:21f:cb07:6820:80da:af6b:8b2c]", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", null],
+    // IPv4-compatible (::/96, deprecated): refused whatever IPv4 address it names.
+    ["[::127.0.0.1]", "::7f00:1", "a deprecated IPv4-compatible"],
+    ["[::7f00:1]", "::7f00:1", "a deprecated IPv4-compatible"],
+    ["[::93.184.215.14]", "::5db8:d70e", "a deprecated IPv4-compatible"],
+    // The other forms are judged by the IPv4 address they carry.
+    ["[::ffff:127.0.0.1]", "::ffff:7f00:1", "an IPv4-mapped address of 127.0.0.1, a loopback"],
+    ["[::ffff:10.0.0.1]", "::ffff:a00:1", "an IPv4-mapped address of 10.0.0.1, a private"],
+    ["[::ffff:93.184.215.14]", "::ffff:5db8:d70e", null],
+    ["[::ffff:0:127.0.0.1]", "::ffff:0:7f00:1", "an IPv4-translated address of 127.0.0.1, a loopback"],
+    ["[::ffff:0:93.184.215.14]", "::ffff:0:5db8:d70e", null],
+    ["[64:ff9b::a00:1]", "64:ff9b::a00:1", "a NAT64 address of 10.0.0.1, a private"],
+    ["[64:ff9b::127.0.0.1]", "64:ff9b::7f00:1", "a NAT64 address of 127.0.0.1, a loopback"],
+    ["[64:ff9b::93.184.215.14]", "64:ff9b::5db8:d70e", null],
+    // The local-use NAT64 prefix: where its IPv4 address sits is the network's choice, so it cannot be judged.
+    ["[64:ff9b:1::5db8:d70e]", "64:ff9b:1::5db8:d70e", "a local-use NAT64"],
+    ["[2002:7f00:1::1]", "2002:7f00:1::1", "a 6to4 address of 127.0.0.1, a loopback"],
+    ["[2002:a9fe:a9fe::1]", "2002:a9fe:a9fe::1", "a 6to4 address of 169.254.169.254, a link-local"],
+    ["[2002:5db8:d70e::1]", "2002:5db8:d70e::1", null],
+    ["[2001:0:4136:e378:8000:63bf:80ff:fffe]", "2001:0:4136:e378:8000:63bf:80ff:fffe", "a Teredo address of 127.0.0.1, a loopback"],
+    ["[2001:0:4136:e378:8000:63bf:f5ff:fffe]", "2001:0:4136:e378:8000:63bf:f5ff:fffe", "a Teredo address of 10.0.0.1, a private"],
+    ["[2001:0:a00:1:8000:63bf:a247:28f1]", "2001:0:a00:1:8000:63bf:a247:28f1", "a Teredo address of 10.0.0.1, a private"],
+    ["[2001:0:4136:e378:8000:63bf:a247:28f1]", "2001:0:4136:e378:8000:63bf:a247:28f1", null],
+    ["[::5efe:127.0.0.1]", "::5efe:7f00:1", "an ISATAP address of 127.0.0.1, a loopback"],
+    ["[2600::5efe:10.0.0.1]", "2600::5efe:a00:1", "an ISATAP address of 10.0.0.1, a private"],
+    ["[2600::200:5efe:169.254.169.254]", "2600::200:5efe:a9fe:a9fe", "an ISATAP address of 169.254.169.254, a link-local"],
+    ["[2600::200:5efe:93.184.215.14]", "2600::200:5efe:5db8:d70e", null],
+    // On a prefix that is not global, the prefix decides.
+    ["[fe80::5efe:93.184.215.14]", "fe80::5efe:5db8:d70e", "a link-local"],
+  ];
+
+  it("refuses addresses of this machine and private networks, in every form that reaches them (table)", async () => {
+    for (const [host, address, why] of table) {
+      const url = `https://${host}/h`;
+      if (why === null) expect((await resolveDeliveryTarget(url, production)).address, url).toBe(address);
+      else expect(await refusal(url), url).toBe(`resolves to ${address}, ${why} address, which webhooks may not reach on this server (${HINT})`);
+    }
     // The machine's own resolver: localhost is loopback.
     await expect(resolveDeliveryTarget("https://localhost:8443/h", production)).rejects.toThrow(/^resolves to (127\.0\.0\.1|::1), a loopback address/);
+  });
+
+  it("refuses a name resolving to any such form the same way", async () => {
+    const refused = table.filter(([, , why]) => why !== null);
+    const resolve = dns(Object.fromEntries(refused.map(([, address], i) => [`n${i}.example`, [{ address, family: address.includes(":") ? 6 : 4 }]])));
+    for (const [i, [, address, why]] of refused.entries()) {
+      expect(await refusal(`https://n${i}.example/h`, production, resolve)).toBe(`resolves to ${address}, ${why} address, which webhooks may not reach on this server (${HINT})`);
+    }
+    const allowed = dns({ "nat64.example": [{ address: "64:ff9b::5db8:d70e", family: 6 }] });
+    expect(await resolveDeliveryTarget("https://nat64.example/h", production, allowed)).toMatchObject({ address: "64:ff9b::5db8:d70e", family: 6 });
   });
 
   it("refuses a name when any of its addresses is private, and a name that does not resolve", async () => {

@@ -3,8 +3,12 @@
  * behalf, so outside a local run it must be https and must not reach the server's own machine or
  * network: every address its host resolves to has to be a global unicast address (not private,
  * loopback, link-local, unique-local, multicast, unspecified, carrier-grade NAT, or another
- * reserved range). Checked when a URL is saved and again before each delivery, against the address
- * the connection will actually use (a name can resolve elsewhere by then: DNS rebinding).
+ * reserved range). An IPv6 address that carries an IPv4 address (IPv4-mapped or -translated,
+ * NAT64, 6to4, Teredo, ISATAP) must carry global ones; deprecated forms (IPv4-compatible,
+ * site-local) are refused. IPv4 hosts written in decimal, octal, hex or short form reach here
+ * already written out by the URL parser (WHATWG), so `http://2130706433/` is 127.0.0.1. Checked
+ * when a URL is saved and again before each delivery, against the address the connection will
+ * actually use (a name can resolve elsewhere by then: DNS rebinding).
  * WEBHOOK_ALLOW_PRIVATE_URLS and WEBHOOK_HTTPS_ONLY (lib/env.ts) relax or tighten this.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
@@ -42,11 +46,86 @@ type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 const lookupAll = promisify(dnsLookup);
 const systemResolver: Resolver = (hostname) => lookupAll(hostname, { all: true, verbatim: true });
 
-/** The range of a global unicast address is "unicast"; anything else names why it is refused. */
-function rangeOf(address: string): string {
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range();
+/** What a refusal calls an address of each of ipaddr.js's ranges (`resolves to …, <this> address`). */
+const RANGE_WORDS: Readonly<Record<string, string>> = {
+  unspecified: "an unspecified",
+  broadcast: "a broadcast",
+  multicast: "a multicast",
+  linkLocal: "a link-local",
+  loopback: "a loopback",
+  carrierGradeNat: "a carrier-grade NAT",
+  private: "a private",
+  reserved: "a reserved",
+  uniqueLocal: "a unique-local",
+  deprecatedSiteLocal: "a deprecated site-local",
+  discard: "a discard-only",
+  benchmarking: "a benchmarking",
+  as112: "an AS112",
+  as112v6: "an AS112",
+  amt: "an AMT",
+  deprecatedOrchid: "a deprecated ORCHID",
+  orchid2: "an ORCHIDv2",
+  droneRemoteIdProtocolEntityTags: "a DRIP entity tag",
+  segmentRouting: "a segment routing",
+};
+const rangeWords = (range: string) => RANGE_WORDS[range] ?? `a ${range}`;
+
+/** NAT64's well-known prefix (RFC 6052): the IPv4 address is the last 32 bits. */
+const NAT64 = ipaddr.parseCIDR("64:ff9b::/96");
+/** RFC 8215's local-use NAT64 prefix: the operator chooses where in it the IPv4 address sits, so which one it reaches cannot be told. */
+const LOCAL_NAT64 = ipaddr.parseCIDR("64:ff9b:1::/48");
+/** IPv4-compatible addresses (RFC 4291, deprecated): nothing should route them, and some stacks still send them over IPv4. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96");
+
+const ipv4At = (parts: number[], i: number) => new ipaddr.IPv4([parts[i]! >> 8, parts[i]! & 0xff, parts[i + 1]! >> 8, parts[i + 1]! & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address of a transition form reaches (a connection to it ends up at
+ * them, through the host's own stack or a translator or tunnel on the way), with the form's name;
+ * undefined for an address of no such form.
+ */
+function embeddedIPv4(v6: ipaddr.IPv6, range: string): { form: string; addresses: ipaddr.IPv4[] } | undefined {
+  const p = v6.parts;
+  switch (range) {
+    case "ipv4Mapped":
+      return { form: "an IPv4-mapped", addresses: [ipv4At(p, 6)] };
+    case "rfc6145":
+      return { form: "an IPv4-translated", addresses: [ipv4At(p, 6)] };
+    case "rfc6052":
+      return v6.match(NAT64) ? { form: "a NAT64", addresses: [ipv4At(p, 6)] } : undefined;
+    case "6to4":
+      return { form: "a 6to4", addresses: [ipv4At(p, 1)] };
+    case "teredo": {
+      // 2001:0:<server IPv4>:<flags>:<port>:<client IPv4>, the client's address and port with every bit inverted.
+      const client = ipv4At(p.map((g) => ~g & 0xffff), 6);
+      return { form: "a Teredo", addresses: [ipv4At(p, 2), client] };
+    }
+    default:
+      // An ISATAP interface identifier (RFC 5214): [00|02]00:5efe:<IPv4> in the low 64 bits, on any
+      // global prefix (on another, the prefix's own range refuses it).
+      return range === "unicast" && (p[4]! & 0xfcff) === 0 && p[5] === 0x5efe ? { form: "an ISATAP", addresses: [ipv4At(p, 6)] } : undefined;
+  }
+}
+
+/**
+ * Why webhooks may not reach an address, as the refusal says it (`resolves to <address>, <why>
+ * address`), or undefined for a global unicast one. An IPv6 address that stands for IPv4 addresses
+ * is judged by them; deprecated forms, and one whose IPv4 address cannot be told, are refused.
+ */
+function refusedRange(address: string): string | undefined {
+  const parsed = ipaddr.parse(address);
+  const range = parsed.range();
+  if (parsed.kind() === "ipv4") return range === "unicast" ? undefined : rangeWords(range);
+  const v6 = parsed as ipaddr.IPv6;
+  if (range === "unicast" && v6.match(IPV4_COMPATIBLE)) return "a deprecated IPv4-compatible";
+  if (range === "rfc6052" && v6.match(LOCAL_NAT64)) return "a local-use NAT64";
+  const embedded = embeddedIPv4(v6, range);
+  if (!embedded) return range === "unicast" ? undefined : rangeWords(range);
+  for (const v4 of embedded.addresses) {
+    const inner = v4.range();
+    if (inner !== "unicast") return `${embedded.form} address of ${v4.toString()}, ${rangeWords(inner)}`;
+  }
+  return undefined;
 }
 
 function isOwnInbox(url: URL, policy: UrlPolicy): boolean {
@@ -89,10 +168,8 @@ export async function resolveDeliveryTarget(raw: string, policy: UrlPolicy = url
   }
   if (!policy.allowPrivate && !own) {
     for (const a of addresses) {
-      const range = rangeOf(a.address);
-      if (range !== "unicast") {
-        throw new UnsafeUrlError(`resolves to ${a.address}, a ${range} address, which webhooks may not reach on this server (${ALLOW_HINT})`);
-      }
+      const why = refusedRange(a.address);
+      if (why !== undefined) throw new UnsafeUrlError(`resolves to ${a.address}, ${why} address, which webhooks may not reach on this server (${ALLOW_HINT})`);
     }
   }
   const first = addresses[0]!;
