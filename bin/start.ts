@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { ensureFreshBuild } from "./build";
 import { debugSettings, loadEnv, prepareNextEnv } from "@/lib/env";
 import { startService } from "@/lib/runtime";
+import { describeUrlPolicy } from "@/lib/webhooks/url-guard";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(`Usage: npm start [-- --api-only]    (npm run dev for hot reload)
@@ -29,7 +30,8 @@ async function main() {
     console.log(`\nBlockgate is running (${dev ? "development" : "production build"}, role ${service.env.ROLE}).`);
     if (!apiOnly) console.log(`  Console:     ${shown}`);
     console.log(`  Public API:  ${shown}/node/<network>, ${shown}/rpc/<network>, ${shown}/v1/...`);
-    console.log(`  Database:    ${service.embeddedDatabase ? "embedded PostgreSQL" : "external PostgreSQL (DATABASE_URL)"}\n`);
+    console.log(`  Database:    ${service.embeddedDatabase ? "embedded PostgreSQL" : "external PostgreSQL (DATABASE_URL)"}`);
+    console.log(`  Webhooks:    ${describeUrlPolicy(service.env)}\n`);
   } else {
     console.log(`Blockgate worker is running (role ${service.env.ROLE}).`);
   }

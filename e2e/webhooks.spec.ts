@@ -37,6 +37,8 @@ test("a user builds a LOG webhook with the signature helper, toggles it off and 
   await expect(page.getByRole("heading", { name: "No webhooks yet" })).toBeVisible();
   await page.getByRole("link", { name: "Create webhook" }).last().click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/webhooks/new$`));
+  // The server runs on loopback with a loopback PUBLIC_URL: the builder says private receivers work.
+  await expect(page.getByText("Private and loopback URLs are allowed on this server (local default).")).toBeVisible();
 
   // The shared schema judges the form before anything is sent.
   await page.getByRole("button", { name: "Create webhook" }).click();

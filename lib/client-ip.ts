@@ -36,6 +36,14 @@ export function socketClientIp(req: IncomingMessage, trustedProxyHops: number): 
   return entry && isIP(plain(entry)) ? plain(entry) : peer;
 }
 
+/** Headers a reverse proxy adds to the requests it forwards. */
+const PROXY_HEADERS = ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via"] as const;
+
+/** The first header of a reverse proxy a request carries (it came through one), or undefined. */
+export function proxyHeaderOf(req: IncomingMessage): string | undefined {
+  return PROXY_HEADERS.find((name) => req.headers[name] !== undefined);
+}
+
 /** The client's address as lib/server.ts recorded it, from a route handler's or server action's headers. */
 export function clientIp(headers: Pick<Headers, "get">): string {
   const value = headers.get(CLIENT_IP_HEADER)?.trim();

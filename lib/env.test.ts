@@ -73,6 +73,9 @@ describe("configuration", () => {
     expect(policy({})).toEqual({ allowPrivate: true, httpsOnly: false });
     expect(policy({ HOST: "0.0.0.0" })).toEqual({ allowPrivate: false, httpsOnly: true });
     expect(policy({ PUBLIC_URL: "https://nodes.example.com" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    // A proxy in front is configured: others reach the server through it.
+    expect(policy({ TRUSTED_PROXY_HOPS: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
+    expect(policy({ NODE_ENV: "development", TRUSTED_PROXY_HOPS: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
     expect(policy({ HOST: "0.0.0.0", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_HTTPS_ONLY: "off" })).toEqual({ allowPrivate: true, httpsOnly: false });
     expect(policy({ WEBHOOK_ALLOW_PRIVATE_URLS: "no", WEBHOOK_HTTPS_ONLY: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
   });

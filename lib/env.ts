@@ -107,7 +107,8 @@ const schema = z.object({
   /**
    * Webhook URLs may point at private, loopback, link-local, unique-local, multicast or unspecified
    * addresses. Default: on for a local run (not production, or bound to loopback with a loopback
-   * PUBLIC_URL), off otherwise.
+   * PUBLIC_URL, and no TRUSTED_PROXY_HOPS) until a request comes through a reverse proxy, off
+   * otherwise (webhookPrivateUrlsAllowed).
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: optionalFlag,
   /** Webhook URLs must be https. Default: the opposite of WEBHOOK_ALLOW_PRIVATE_URLS's default. */
@@ -164,7 +165,10 @@ export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "W
   productionMode: boolean;
   /** Upstream node URLs by network slug, from UPSTREAM_<PROTOCOL>_<NETWORK> (networks without one are absent). */
   UPSTREAMS: Readonly<Record<string, readonly string[]>>;
+  /** As configured or by the default at start-up; webhookPrivateUrlsAllowed() says whether it still holds. */
   WEBHOOK_ALLOW_PRIVATE_URLS: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE_URLS is on by the local default, not set: it ends at the first request through a proxy. */
+  webhookPrivateUrlsByDefault: boolean;
   WEBHOOK_HTTPS_ONLY: boolean;
 };
 
@@ -172,11 +176,13 @@ const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 /**
  * A run nobody else can reach: not production, or a server bound to loopback whose public URL is
- * loopback too. There, webhooks may go to receivers on this machine or network (the devnets are
- * local too); anywhere else such URLs would let a user make the server call its own network.
+ * loopback too, and no proxy in front is configured. There, webhooks may go to receivers on this
+ * machine or network (the devnets are local too); anywhere else such URLs would let a user make the
+ * server call its own network. A reverse proxy on the same machine makes a server bound to loopback
+ * public: the first request that comes through one ends the local run for webhook URLs.
  */
-function localRun(nodeEnv: string, host: string, publicUrl: string): boolean {
-  return nodeEnv !== "production" || (LOOPBACK_HOST.test(host) && LOOPBACK_HOST.test(new URL(publicUrl).hostname));
+function localRun(nodeEnv: string, host: string, publicUrl: string, trustedProxyHops: number): boolean {
+  return trustedProxyHops === 0 && (nodeEnv !== "production" || (LOOPBACK_HOST.test(host) && LOOPBACK_HOST.test(new URL(publicUrl).hostname)));
 }
 
 export class ConfigError extends Error {
@@ -240,7 +246,7 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     throw invalid(["MAIL_FROM: required when SMTP_URL is set (the sender of verification mail, for example Blockgate <no-reply@example.com>)"]);
   }
   const PUBLIC_URL = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
-  const local = localRun(env.NODE_ENV, env.HOST, PUBLIC_URL);
+  const local = localRun(env.NODE_ENV, env.HOST, PUBLIC_URL, env.TRUSTED_PROXY_HOPS);
   return {
     ...env,
     APP_SECRET,
@@ -249,6 +255,7 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     productionMode,
     UPSTREAMS: upstream.upstreams,
     WEBHOOK_ALLOW_PRIVATE_URLS: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? local,
+    webhookPrivateUrlsByDefault: env.WEBHOOK_ALLOW_PRIVATE_URLS === undefined && local,
     WEBHOOK_HTTPS_ONLY: env.WEBHOOK_HTTPS_ONLY ?? !local,
   };
 }
@@ -300,7 +307,7 @@ export function prepareNextEnv(dev: boolean): void {
   if (!dev) (process.env as Record<string, string>).NODE_ENV ??= "production";
 }
 
-const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env; __blockgateDatabaseUrl?: string };
+const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env; __blockgateDatabaseUrl?: string; __blockgateProxied?: boolean };
 
 /**
  * The validated configuration of this process, read once. The launcher calls loadEnv() at
@@ -329,6 +336,23 @@ export function loadEnv(): Env {
 export function resetEnv(): void {
   globalForEnv.__blockgateEnv = undefined;
   globalForEnv.__blockgateDatabaseUrl = undefined;
+  globalForEnv.__blockgateProxied = undefined;
+}
+
+/**
+ * Whether webhook URLs may reach private addresses now: WEBHOOK_ALLOW_PRIVATE_URLS, whose local
+ * default ends once a request came through a reverse proxy. Kept per process (on globalThis, so the
+ * Next.js bundle sees it too); each web process of a cluster ends it on its own first such request.
+ */
+export function webhookPrivateUrlsAllowed(env: Env = getEnv()): boolean {
+  return env.WEBHOOK_ALLOW_PRIVATE_URLS && !(env.webhookPrivateUrlsByDefault && globalForEnv.__blockgateProxied === true);
+}
+
+/** Records that a request came through a reverse proxy. True when that ended private webhook URLs allowed by the local default (the caller says so). */
+export function requestCameThroughProxy(): boolean {
+  if (globalForEnv.__blockgateProxied === true) return false;
+  globalForEnv.__blockgateProxied = true;
+  return getEnv().webhookPrivateUrlsByDefault;
 }
 
 /**

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
-import { CLIENT_IP_HEADER, socketClientIp } from "@/lib/client-ip";
+import { CLIENT_IP_HEADER, proxyHeaderOf, socketClientIp } from "@/lib/client-ip";
+import { getEnv, requestCameThroughProxy, webhookPrivateUrlsAllowed } from "@/lib/env";
 import { createGateway } from "@/lib/gateway/router";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
@@ -75,6 +76,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
   });
   server.on("clientError", answerClientError);
+  // Private webhook URLs by the local default assume nobody else reaches this server; a request a
+  // reverse proxy forwarded says somebody may. Watched (first, before it is served) while that holds.
+  const env = getEnv();
+  if (env.webhookPrivateUrlsByDefault && webhookPrivateUrlsAllowed(env)) {
+    const watch = (req: IncomingMessage) => {
+      const header = proxyHeaderOf(req);
+      if (header === undefined) return;
+      server.off("request", watch).off("upgrade", watch);
+      if (requestCameThroughProxy()) {
+        log.warn({ header }, `a request came through a reverse proxy (it carried ${header}): webhook URLs may no longer reach private or loopback addresses, which the local default allowed; set WEBHOOK_ALLOW_PRIVATE_URLS=on or off to choose`);
+      }
+    };
+    server.prependListener("request", watch).prependListener("upgrade", watch);
+  }
   // WebSockets: the public API's (/cometbft/<network>/websocket); any other upgrade is not served.
   server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (closing) socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");

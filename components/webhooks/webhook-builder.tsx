@@ -29,7 +29,11 @@ const DEFAULTS: WebhookFormValues = {
   condition: EMPTY_CONDITION,
 };
 
-export function WebhookBuilder({ projectId }: { projectId: string }) {
+/**
+ * `privateUrls`: what lets webhook URLs reach private and loopback addresses on this server (said
+ * near the URL field), absent when they are refused.
+ */
+export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; privateUrls?: "local default" | "WEBHOOK_ALLOW_PRIVATE_URLS" }) {
   const queryClient = useQueryClient();
   const [created, setCreated] = useState<WebhookRecord | null>(null);
   const form = useForm<WebhookFormValues, unknown, CreateWebhookBody>({
@@ -123,7 +127,14 @@ export function WebhookBuilder({ projectId }: { projectId: string }) {
           <Field
             id="wh-url"
             label="Webhook URL"
-            hint="Your endpoint, or a test inbox of this project: it records what it receives so you can look at it in the console."
+            hint={
+              <>
+                Your endpoint, or a test inbox of this project: it records what it receives so you can look at it in the console.
+                {privateUrls ? (
+                  <span className="mt-1 block">Private and loopback URLs are allowed on this server ({privateUrls === "local default" ? "local default" : "WEBHOOK_ALLOW_PRIVATE_URLS=on"}).</span>
+                ) : null}
+              </>
+            }
             error={errors.notification?.webhookUrl?.message}
           >
             <div className="flex flex-col gap-2 sm:flex-row">

@@ -6,7 +6,10 @@ import { db } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { newId } from "@/lib/ids";
 import { PLANS } from "@/lib/plans";
+import { startHttpServer } from "@/lib/server";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { freePort } from "@/lib/testing/ports";
 import { WEBHOOK_ROUTES } from "./catalog";
 import { webhookMount } from "./endpoint";
 import { decryptSigningKey } from "./signing-key";
@@ -288,6 +291,64 @@ describe("text PostgreSQL cannot store", () => {
     const res = await fetch(gw.url + ETH, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": owner.apiKey }, body: new Uint8Array(bytes) });
     expect([res.status, await res.json()]).toEqual([400, { code: "INVALID_PARAMETER", message: `The request body is not valid UTF-8 (byte offset ${prefix.length}).` }]);
     expect(await db().webhookSubscription.count({ where: { projectId: owner.projectId } })).toBe(before);
+  });
+});
+
+describe("private receivers by the local default (a run nobody else reaches)", () => {
+  const post = (url: string, key: string, headers: Record<string, string> = {}) =>
+    fetch(url + ETH, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": key, ...headers }, body: JSON.stringify(periodBody()) });
+
+  it("are refused from the first request that came through a reverse proxy on, whichever header says so, and the log says it once", async () => {
+    const p = await createTestProject("Behind a proxy", "ENTERPRISE");
+    try {
+      for (const [header, value] of [
+        ["X-Forwarded-For", "203.0.113.7"],
+        ["Forwarded", "for=203.0.113.7;proto=https"],
+        ["X-Forwarded-Host", "nodes.example.com"],
+        ["X-Real-IP", "203.0.113.7"],
+        ["Via", "1.1 nginx"],
+      ] as const) {
+        resetEnv();
+        const { logger, lines } = captureLogs();
+        const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter: gw.meter, logger });
+        try {
+          expect((await post(server.url, p.apiKey)).status, header).toBe(201);
+          // The proxied request itself is judged after the change.
+          const proxied = await post(server.url, p.apiKey, { [header]: value });
+          expect(proxied.status, header).toBe(400);
+          expect(await proxied.json(), header).toEqual({
+            code: "INVALID_PARAMETER",
+            message: "notification.webhookUrl resolves to 127.0.0.1, a loopback address, which webhooks may not reach on this server (set WEBHOOK_ALLOW_PRIVATE_URLS=on on the server to allow receivers on private networks).",
+          });
+          expect((await post(server.url, p.apiKey)).status, header).toBe(400);
+          await post(server.url, p.apiKey, { [header]: value });
+          const warnings = lines.filter((l) => l.level === "warn");
+          expect(warnings.map((l) => l.msg), header).toEqual([
+            `a request came through a reverse proxy (it carried ${header.toLowerCase()}): webhook URLs may no longer reach private or loopback addresses, which the local default allowed; set WEBHOOK_ALLOW_PRIVATE_URLS=on or off to choose`,
+          ]);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      resetEnv();
+      await db().webhookSubscription.deleteMany({ where: { projectId: p.projectId } });
+    }
+  });
+
+  it("stay allowed through a proxy when WEBHOOK_ALLOW_PRIVATE_URLS=on is set", async () => {
+    const p = await createTestProject("Proxy, private allowed", "ENTERPRISE");
+    process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
+    resetEnv();
+    const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter: gw.meter });
+    try {
+      expect((await post(server.url, p.apiKey, { "X-Forwarded-For": "203.0.113.7" })).status).toBe(201);
+      expect((await post(server.url, p.apiKey)).status).toBe(201);
+    } finally {
+      await server.close();
+      delete process.env.WEBHOOK_ALLOW_PRIVATE_URLS;
+      resetEnv();
+    }
   });
 });
 

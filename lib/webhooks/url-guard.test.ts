@@ -1,7 +1,11 @@
+import { mkdtempSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkWebhookUrl, pinnedLookup, resolveDeliveryTarget, UnsafeUrlError, type UrlPolicy } from "./url-guard";
+import { parseEnv } from "@/lib/env";
+import { checkWebhookUrl, describeUrlPolicy, pinnedLookup, resolveDeliveryTarget, UnsafeUrlError, type UrlPolicy } from "./url-guard";
 
 const production: UrlPolicy = { httpsOnly: true, allowPrivate: false, publicUrl: "https://nodes.example.com" };
 const local: UrlPolicy = { httpsOnly: false, allowPrivate: true, publicUrl: "http://localhost:3000" };
@@ -154,6 +158,15 @@ describe("in a local run", () => {
     };
     await expect(checkWebhookUrl("http://receiver.invalid/h", "notification.webhookUrl", local, never)).resolves.toBeUndefined();
     await expect(checkWebhookUrl("ftp://x/h", "notification.webhookUrl", local)).rejects.toMatchObject({ message: "notification.webhookUrl must be an http:// or https:// URL." });
+  });
+});
+
+describe("the policy as the start-up log says it", () => {
+  it("names what allows private addresses, and that the local default lasts until a request comes through a proxy", () => {
+    const env = (extra: Record<string, string>) => parseEnv({ NODE_ENV: "production", DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "blockgate-url-policy-")), ...extra });
+    expect(describeUrlPolicy(env({}))).toBe("http or https URLs, private and loopback addresses allowed (local default, until a request comes through a reverse proxy; set WEBHOOK_ALLOW_PRIVATE_URLS to choose)");
+    expect(describeUrlPolicy(env({ HOST: "0.0.0.0", WEBHOOK_ALLOW_PRIVATE_URLS: "on" }))).toBe("https URLs, private and loopback addresses allowed (WEBHOOK_ALLOW_PRIVATE_URLS=on)");
+    expect(describeUrlPolicy(env({ HOST: "0.0.0.0" }))).toBe("https URLs, public addresses only");
   });
 });
 

@@ -14,7 +14,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { promisify } from "node:util";
 import ipaddr from "ipaddr.js";
-import { getEnv } from "@/lib/env";
+import { getEnv, webhookPrivateUrlsAllowed, type Env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 
 export interface UrlPolicy {
@@ -26,7 +26,22 @@ export interface UrlPolicy {
 
 export function urlPolicy(): UrlPolicy {
   const env = getEnv();
-  return { httpsOnly: env.WEBHOOK_HTTPS_ONLY, allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_URLS, publicUrl: env.PUBLIC_URL };
+  return { httpsOnly: env.WEBHOOK_HTTPS_ONLY, allowPrivate: webhookPrivateUrlsAllowed(env), publicUrl: env.PUBLIC_URL };
+}
+
+/** What allows private and loopback webhook URLs now: the local default or the operator's setting; undefined when they are refused. */
+export function privateUrlsAllowedBy(env: Env = getEnv()): "local default" | "WEBHOOK_ALLOW_PRIVATE_URLS" | undefined {
+  if (!webhookPrivateUrlsAllowed(env)) return undefined;
+  return env.webhookPrivateUrlsByDefault ? "local default" : "WEBHOOK_ALLOW_PRIVATE_URLS";
+}
+
+/** The webhook URL policy in words, for the start-up log. */
+export function describeUrlPolicy(env: Env = getEnv()): string {
+  const scheme = env.WEBHOOK_HTTPS_ONLY ? "https URLs" : "http or https URLs";
+  const by = privateUrlsAllowedBy(env);
+  if (by === undefined) return `${scheme}, public addresses only`;
+  if (by === "WEBHOOK_ALLOW_PRIVATE_URLS") return `${scheme}, private and loopback addresses allowed (WEBHOOK_ALLOW_PRIVATE_URLS=on)`;
+  return `${scheme}, private and loopback addresses allowed (local default, until a request comes through a reverse proxy; set WEBHOOK_ALLOW_PRIVATE_URLS to choose)`;
 }
 
 /** Where a delivery connects: the URL, and the address to connect to instead of resolving again. */
