@@ -1,10 +1,12 @@
 // Stopping under load: SIGTERM while keep-alive clients keep the service busy drains it (requests in
-// flight are answered, with Connection: close, and metered), stops it cleanly, and leaves no child
-// process behind; kill -9 leaves none behind either.
+// flight are answered, with Connection: close, and metered; no keep-alive request is cut off; an open
+// WebSocket is closed with 1001 and a reason), stops it cleanly, and leaves no child process behind;
+// kill -9 leaves none behind either.
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { Agent, request } from "undici";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
+import WebSocket from "ws";
 import {
   databaseUrlOf,
   descendants,
@@ -87,7 +89,7 @@ async function requestInFlight(service: ServiceProcess, key: string) {
 }
 
 describe("stopping the service", () => {
-  it("on SIGTERM under keep-alive load: answers what is in flight with Connection: close, meters every answer, exits cleanly, and leaves no child", async () => {
+  it("on SIGTERM under keep-alive load: answers what is in flight with Connection: close, cuts no keep-alive request, closes WebSockets with 1001, meters every answer, exits cleanly, and leaves no child", async () => {
     const service = await start();
     onTestFailed(() => printOutput(service));
     const project = await enterpriseProject(service);
@@ -105,14 +107,23 @@ describe("stopping the service", () => {
     expect(children.some((p) => p.command.includes("anvil")), JSON.stringify(children)).toBe(true);
     expect(children.some((p) => p.command.includes("postgres")), JSON.stringify(children)).toBe(true);
 
+    // An open WebSocket (nothing sent on it, so nothing metered), told why when the service stops.
+    const ws = new WebSocket(`${service.url.replace(/^http/, "ws")}/cometbft/babylon-mainnet/${project.apiKey}/websocket`);
+    const wsClosed = new Promise<[number, string]>((resolve) => ws.once("close", (code, reason) => resolve([code, reason.toString()])));
+    ws.on("error", () => undefined);
+    await new Promise<void>((resolve) => ws.once("open", () => resolve()));
+
     let answered = 0;
+    /** How requests without an answer failed: only a new connection to a service no longer listening may. */
+    const failures: string[] = [];
     const loop = async (kind: Kind) => {
       for (;;) {
         let res: Awaited<ReturnType<typeof call>>;
         try {
           res = await call(service, agent, kind, project.apiKey);
-        } catch {
-          // Refused, or a keep-alive connection closed before this request reached the server: done.
+        } catch (e) {
+          // Refused once the service stopped listening: done.
+          failures.push((e as { code?: string }).code ?? String(e));
           return;
         }
         const body: unknown = await res.body.json();
@@ -135,6 +146,10 @@ describe("stopping the service", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(service.output).toContain("Stopped.");
     expect(service.output.some((l) => l.includes("Shutdown took longer"))).toBe(false);
+
+    // No request sent on a kept-alive connection was cut off (ECONNRESET, or undici's "other side closed").
+    expect(failures.filter((code) => code !== "ECONNREFUSED")).toEqual([]);
+    expect(await wsClosed).toEqual([1001, "server shutting down"]);
 
     // The request in flight was answered in full and told to close its connection.
     const text = await inFlight.answer();

@@ -46,6 +46,11 @@ export interface GatewayOptions {
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
   /** An `Upgrade` request (WebSocket) on a public API path: true when taken (answered or accepted). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * The server is stopping: ends every connection taken over by an upgrade as its endpoint does
+   * (SocketContext.onShutdown). Answers their sockets, which close by themselves once ended.
+   */
+  shutdown(): ReadonlySet<Duplex>;
 };
 
 // Request ids: a random per-process prefix and a counter; unique across processes and cheap
@@ -511,6 +516,9 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     else fail(req, res, requestId, error, principal);
   }
 
+  /** The connections taken over by an upgrade, by socket: how each ends when the server stops. */
+  const taken = new Map<Duplex, () => void>();
+
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
     const url = req.url ?? "/";
     const end = url.indexOf("/", 1);
@@ -541,6 +549,10 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           principal,
           call: () => new RequestContext(req, requestId, network, ctx.principal, shared, mount.prefix),
           quota: () => checkQuota(ctx.principal),
+          onShutdown: (end) => {
+            taken.set(socket, end);
+            return () => taken.delete(socket);
+          },
         };
         const quota = ctx.quota();
         if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));
@@ -555,5 +567,11 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     return true;
   };
 
-  return Object.assign(handler, { upgrade });
+  const shutdown = (): ReadonlySet<Duplex> => {
+    const sockets = new Set(taken.keys());
+    for (const end of [...taken.values()]) end();
+    return sockets;
+  };
+
+  return Object.assign(handler, { upgrade, shutdown });
 }

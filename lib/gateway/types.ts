@@ -72,6 +72,11 @@ export interface SocketContext {
   call(): GatewayContext;
   /** Throws EXCEEDED_QUOTA_LIMIT when the project has used its allowance; a promise when it must read the database first. */
   quota(): Promise<void> | undefined;
+  /**
+   * Registers how the connection ends when the server stops (a WebSocket: a close frame saying
+   * why, so the client is not cut off); returns how to forget it once the connection closed.
+   */
+  onShutdown(end: () => void): () => void;
 }
 
 /** A WebSocket endpoint (`Upgrade: websocket`) under a mount. */

@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { db } from "@/lib/db/client";
 import { networkBySlug, type Network } from "@/lib/networks";
+import { startHttpServer } from "@/lib/server";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import { connectSocket, type SocketMessage } from "@/lib/testing/socket";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
 import { nativeBlock, storedRange } from "../store";
 import { deleteNetworkIndex } from "../upstream/follower";
+import { freePort } from "@/lib/testing/ports";
 import { SLOW_CLIENT_REASON, SOCKET_LIMITS } from "./websocket";
 
 let gw: TestGateway;
@@ -215,6 +217,17 @@ describe("the events in CometBFT's JSON", () => {
     } finally {
       c.ws.close();
     }
+  });
+});
+
+describe("a server that stops", () => {
+  it("closes open connections with 1001 (Going Away) and its reason instead of cutting them off", async () => {
+    const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter: gw.meter });
+    const c = await connect(`${server.url.replace(/^http/, "ws")}/cometbft/${live.slug}/${key}/websocket`);
+    expect(await c.call(1, "subscribe", { query: "tm.event='NewBlock'" })).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    const closed = new Promise<[number, string]>((resolve) => c.ws.once("close", (code, reason) => resolve([code, reason.toString()])));
+    await server.close();
+    expect(await closed).toEqual([1001, "server shutting down"]);
   });
 });
 

@@ -18,7 +18,8 @@
  * (a reset, revocation or allowlist change, here or in another process; lib/keys/verifier.ts): one
  * database lookup for all of the key's connections. Still valid and allowed, the connections go on
  * with the new principal (plan, overage, allowlists); refused, they are closed with 1008 and
- * nothing more is answered, delivered or metered on them.
+ * nothing more is answered, delivered or metered on them. When the server stops, they are closed
+ * with 1001 (Going Away) and "server shutting down", likewise.
  */
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -61,6 +62,9 @@ export const SLOW_CLIENT_REASON = "client is not pulling messages fast enough";
 const SERVER_ERROR = -32000;
 /** WebSocket close code for a connection whose key no longer admits it (RFC 6455: policy violation). */
 export const POLICY_VIOLATION = 1008;
+/** WebSocket close code and reason for the connections open when the server stops (RFC 6455: going away). */
+export const GOING_AWAY = 1001;
+export const SHUTDOWN_REASON = "server shutting down";
 const SOCKET_METHODS = new Set(["subscribe", "unsubscribe", "unsubscribe_all"]);
 
 /** A method's name as metered: one the interface serves, else "invalid" (as callOne meters it), so callers cannot create usage rows at will. */
@@ -195,8 +199,10 @@ interface Subscription {
 class Connection {
   private readonly subs = new Map<string, Subscription>();
   alive = true;
-  /** The key no longer admits this connection: it is closing, and nothing more is answered, sent or metered. */
-  private refused = false;
+  /** Its key no longer admits it, or the server is stopping: it is closing, and nothing more is answered, sent or metered. */
+  private closing = false;
+  /** Forgets how the connection ends when the server stops (once it closed). */
+  private readonly forgetShutdown: () => void;
 
   constructor(
     private readonly ws: WebSocket,
@@ -205,7 +211,7 @@ class Connection {
     readonly keyHash: string,
   ) {
     ws.on("message", (data: RawData, isBinary) => {
-      if (isBinary || this.refused) return;
+      if (isBinary || this.closing) return;
       this.message(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)])).catch((e: unknown) => {
         log.error({ err: e, requestId: ctx.requestId }, "a WebSocket message failed");
         this.send(stringifyWithRaw(failure(null, internal("the message could not be answered"))));
@@ -214,6 +220,7 @@ class Connection {
     ws.on("pong", () => (this.alive = true));
     ws.on("close", () => this.closed());
     ws.on("error", () => ws.terminate());
+    this.forgetShutdown = ctx.onShutdown(() => this.goAway());
   }
 
   get keyId(): string {
@@ -226,7 +233,7 @@ class Connection {
 
   /** The answer of verifying the key again: go on with the new principal, or close. */
   reverified(v: Verification): void {
-    if (this.refused) return;
+    if (this.closing) return;
     if (typeof v === "string") {
       this.refuse(v === "REVOKED" ? "API key revoked" : "API key reset or no longer valid", v);
       return;
@@ -250,10 +257,18 @@ class Connection {
 
   /** Closes the connection for its key (1008): subscriptions end at once, nothing more is sent. */
   private refuse(reason: string, detail: string): void {
-    this.refused = true;
+    this.closing = true;
     for (const text of [...this.subs.keys()]) this.drop(text);
     log.info({ requestId: this.ctx.requestId, projectId: this.ctx.principal.projectId, keyId: this.keyId, detail }, `closing a WebSocket connection: ${reason}`);
     this.ws.close(POLICY_VIOLATION, reason);
+  }
+
+  /** The server is stopping: subscriptions end and the client is told so (1001 Going Away) instead of being cut off (1006). */
+  private goAway(): void {
+    if (this.closing) return;
+    this.closing = true;
+    for (const text of [...this.subs.keys()]) this.drop(text);
+    this.ws.close(GOING_AWAY, SHUTDOWN_REASON);
   }
 
   ping(): void {
@@ -266,14 +281,14 @@ class Connection {
   }
 
   private send(text: string): void {
-    if (!this.refused && this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+    if (!this.closing && this.ws.readyState === this.ws.OPEN) this.ws.send(text);
   }
 
   private async message(raw: Buffer): Promise<void> {
     // The key is being verified again: answer (and meter) by its outcome.
     const recheck = rechecks.get(this.keyHash);
     if (recheck) await recheck.done;
-    if (this.refused) return;
+    if (this.closing) return;
     const body = parseBody(raw, COMET);
     if (body instanceof RpcError) {
       this.ctx.call().meter("invalid", 0, true);
@@ -287,7 +302,7 @@ class Connection {
       if (!(e instanceof AppError)) throw e;
       overQuota = e;
     }
-    if (this.refused) return;
+    if (this.closing) return;
     const calls: Array<Answer | (() => Promise<Answer>)> = [];
     const ids: Id[] = [];
     for (let i = 0; i < body.size; i++) {
@@ -353,7 +368,7 @@ class Connection {
   }
 
   private deliver(sub: Subscription, events: FeedEvent[]): void {
-    if (this.refused || this.subs.get(sub.text) !== sub) return;
+    if (this.closing || this.subs.get(sub.text) !== sub) return;
     for (const e of events) {
       if (!matchesEvents(sub.query, e.events)) continue;
       if (this.ws.bufferedAmount > SOCKET_LIMITS.sendBufferBytes) {
@@ -389,6 +404,7 @@ class Connection {
   }
 
   private closed(): void {
+    this.forgetShutdown();
     for (const text of [...this.subs.keys()]) this.drop(text);
     bump(connectionsByKey, this.keyId, -1);
     open.delete(this);
