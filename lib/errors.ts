@@ -44,6 +44,13 @@ export class AppError extends Error {
   toJSON(): { code: ErrorCode; message: string } {
     return { code: this.code, message: this.message };
   }
+
+  private text: string | undefined;
+
+  /** The answer's body, `toJSON()` as JSON text: written once, so a refusal made once and reused is not serialised per request. */
+  get json(): string {
+    return (this.text ??= JSON.stringify(this.toJSON()));
+  }
 }
 
 /**

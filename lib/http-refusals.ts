@@ -12,12 +12,8 @@ import { MAX_URL_LENGTH } from "@/lib/gateway/router";
 
 const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
-function json(error: AppError): string {
-  return JSON.stringify(error.toJSON());
-}
-
 function sendError(res: ServerResponse, error: AppError): void {
-  const body = json(error);
+  const body = error.json;
   res
     .writeHead(error.status, { ...error.headers, "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) })
     .end(body);
@@ -133,7 +129,7 @@ export function answerClientError(error: Error, socket: Duplex): void {
     return;
   }
   const { status, refusal } = parseRefusal(code, "rawPacket" in error ? error.rawPacket : undefined, "bytesParsed" in error ? error.bytesParsed : undefined);
-  const body = json(refusal);
+  const body = refusal.json;
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
     "Content-Type: application/json; charset=utf-8",

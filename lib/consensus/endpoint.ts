@@ -168,6 +168,8 @@ function callOne(ctx: GatewayContext, body: Body, i: number): Answer | (() => Pr
  * not metered (it did not run).
  */
 export async function runBatch(calls: Array<Answer | (() => Promise<Answer>)>, ids: Id[]): Promise<Answer[]> {
+  // Every call answered already (refused before running, a flood's case): nothing to schedule.
+  if (!calls.some((c) => typeof c === "function")) return calls as Answer[];
   const budgetMs = getEnv().PUBLIC_BATCH_BUDGET_MS;
   const deadline = performance.now() + budgetMs;
   const answers: Answer[] = new Array<Answer>(calls.length);

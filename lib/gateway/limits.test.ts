@@ -1,3 +1,4 @@
+import { Agent, request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { APTOS_ROUTES } from "@/lib/aptos/catalog";
 import { COMETBFT_ENDPOINTS, CONSENSUS_ENDPOINTS } from "@/lib/consensus/catalog";
@@ -9,6 +10,7 @@ import { keyVerifier } from "@/lib/keys/verifier";
 import { changePlan, setOverage } from "@/lib/projects/plan";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
+import { REFUSALS_BEFORE_CLOSE } from "./router";
 
 // The gateway's wall clock for plan periods: 22:00 UTC today, so the free plan's day resets in 2 hours.
 const today = new Date();
@@ -286,6 +288,33 @@ describe("429 TOO_MANY_REQUESTS", () => {
     expect((await receipts()).status).toBe(429);
     vi.advanceTimersByTime(1000);
     expect((await receipts()).status).not.toBe(429);
+  });
+
+  it("a connection that sends nothing but refused calls is closed: its 10th refusal in a row goes out with Connection: close; any other answer starts the count again", async () => {
+    const p = await drained();
+    const agent = new Agent({ connections: 1 });
+    const send = async () => {
+      const r = await request(`${gw.url}/node/ethereum-mainnet`, {
+        method: "POST",
+        dispatcher: agent,
+        headers: { "x-api-key": p.apiKey, "content-type": "application/json" },
+        body: JSON.stringify(rpcItem("eth_chainId")),
+      });
+      await r.body.dump();
+      return `${r.statusCode} ${String(r.headers.connection)}`;
+    };
+    try {
+      const answers: string[] = [];
+      for (let i = 1; i < REFUSALS_BEFORE_CLOSE; i++) answers.push(await send());
+      // Enough CU for one call: it runs, and the refusals after it count from zero.
+      vi.advanceTimersByTime(Math.ceil((EVM_METHODS.eth_chainId!.cu * 1000) / 300));
+      answers.push(await send());
+      for (let i = 1; i <= REFUSALS_BEFORE_CLOSE; i++) answers.push(await send());
+      const refused = "429 keep-alive";
+      expect(answers).toEqual([...Array<string>(REFUSALS_BEFORE_CLOSE - 1).fill(refused), "200 keep-alive", ...Array<string>(REFUSALS_BEFORE_CLOSE - 1).fill(refused), "429 close"]);
+    } finally {
+      await agent.close();
+    }
   });
 
   it("a JSON-RPC batch of which some items ran answers HTTP 200 with the refused items' -32005 and still Retry-After", async () => {

@@ -39,14 +39,27 @@ export class RateLimiter {
     b.updated = now;
     // A call dearer than the bucket holds needs a full bucket.
     const needed = Math.min(cu, rate);
-    if (b.tokens < needed) {
-      const wait = Math.max(1, Math.ceil((needed - b.tokens) / rate));
-      throw new AppError("TOO_MANY_REQUESTS", shared
-          ? `Rate limit of ${rate} CU per second exceeded: the free plan's limit is shared by all free projects of an account. Retry after ${wait} s or upgrade the plan.`
-          : `Rate limit of ${rate} CU per second exceeded for this project's plan. Retry after ${wait} s or upgrade the plan.`, {
-        "Retry-After": String(wait),
-      });
-    }
+    if (b.tokens < needed) throw refusal(plan, Math.max(1, Math.ceil((needed - b.tokens) / rate)));
     b.tokens -= cu;
   }
+}
+
+/** The refusals by plan and seconds to wait, each made once: a flood of refused calls costs no error (nor its stack trace) per call. */
+const refusals: Partial<Record<Plan, AppError[]>> = {};
+
+function refusal(plan: Plan, wait: number): AppError {
+  const byWait = (refusals[plan] ??= []);
+  let error = byWait[wait];
+  if (!error) {
+    const rate = PLANS[plan].cuPerSecond;
+    error = new AppError(
+      "TOO_MANY_REQUESTS",
+      plan === "FREE"
+        ? `Rate limit of ${rate} CU per second exceeded: the free plan's limit is shared by all free projects of an account. Retry after ${wait} s or upgrade the plan.`
+        : `Rate limit of ${rate} CU per second exceeded for this project's plan. Retry after ${wait} s or upgrade the plan.`,
+      Object.freeze({ "Retry-After": String(wait) }),
+    );
+    byWait[wait] = error;
+  }
+  return error;
 }

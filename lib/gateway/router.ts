@@ -76,12 +76,42 @@ function flushOutbox(): void {
   }
 }
 
-/** Queues the answer; returns the body as sent. */
-function send(res: ServerResponse, requestId: string, response: GatewayResponse): string | Buffer {
+/**
+ * Refusals (429) in a row on one keep-alive connection past which the client is taken to ignore
+ * Retry-After: the last of them is held back for REFUSAL_HOLD_MS and goes out with Connection:
+ * close. A flood of refused calls on a few connections is then held to about that many answers a
+ * second per connection, instead of taking every turn of the event loop from other projects' calls
+ * (closing alone does not: a client connects again in microseconds). A client that waits as told
+ * never meets it.
+ */
+export const REFUSALS_BEFORE_CLOSE = 10;
+/** The least Retry-After a refusal says: by then the client may send again anyway. */
+export const REFUSAL_HOLD_MS = 1000;
+const refusedInARow = Symbol("refusedInARow");
+
+/** Counts the connection's refusals in a row; true when this answer ends a run of REFUSALS_BEFORE_CLOSE. */
+function endsRefusals(res: ServerResponse, status: number): boolean {
+  const socket = res.socket as (Duplex & { [refusedInARow]?: number }) | null;
+  if (!socket) return false;
+  if (status !== 429) {
+    if (socket[refusedInARow]) socket[refusedInARow] = 0;
+    return false;
+  }
+  const refused = (socket[refusedInARow] ?? 0) + 1;
+  socket[refusedInARow] = refused;
+  return refused >= REFUSALS_BEFORE_CLOSE;
+}
+
+function queue(w: (typeof outbox)[number]): void {
+  if (outbox.push(w) === 1) setImmediate(flushOutbox);
+}
+
+/** Queues the answer, with `extra` headers (the allowance's) under the response's own; returns the body as sent. */
+function send(res: ServerResponse, requestId: string, response: GatewayResponse, extra?: Readonly<Record<string, string>>): string | Buffer {
   if (response.status === 204) {
     // No Content (JSON-RPC notifications): neither a body nor its headers.
-    const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSE_HEADERS, "X-Request-Id": requestId, ...response.headers };
-    if (outbox.push({ res, status: 204, headers, body: "" }) === 1) setImmediate(flushOutbox);
+    const headers = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSE_HEADERS, "X-Request-Id": requestId, ...extra, ...response.headers };
+    queue({ res, status: 204, headers, body: "" });
     return "";
   }
   const body = typeof response.body === "string" || Buffer.isBuffer(response.body) ? response.body : JSON.stringify(response.body);
@@ -92,13 +122,18 @@ function send(res: ServerResponse, requestId: string, response: GatewayResponse)
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(body),
   };
+  if (extra) Object.assign(headers, extra);
   if (response.headers) Object.assign(headers, response.headers);
-  if (outbox.push({ res, status: response.status, headers, body }) === 1) setImmediate(flushOutbox);
+  const w = { res, status: response.status, headers, body };
+  if (endsRefusals(res, response.status)) {
+    res.shouldKeepAlive = false;
+    setTimeout(() => queue(w), REFUSAL_HOLD_MS);
+  } else queue(w);
   return body;
 }
 
-function sendError(res: ServerResponse, requestId: string, error: AppError, extra?: Record<string, string>): void {
-  send(res, requestId, { status: error.status, body: error.toJSON(), headers: extra ? { ...extra, ...error.headers } : error.headers });
+function sendError(res: ServerResponse, requestId: string, error: AppError, extra?: Readonly<Record<string, string>>): void {
+  send(res, requestId, { status: error.status, body: error.json, headers: error.headers }, extra);
 }
 
 function tooLarge(limit: number): AppError {
@@ -290,7 +325,7 @@ class RequestContext implements GatewayContext {
 /** An HTTP answer written on a socket whose upgrade is refused. */
 function refuseUpgrade(socket: Duplex, requestId: string, error: AppError): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify(error.toJSON());
+  const body = error.json;
   const headers: Record<string, string | number> = {
     "Access-Control-Allow-Origin": "*",
     "X-Request-Id": requestId,
@@ -363,8 +398,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
       if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
-    const limits = limitHeaders(ctx.principal);
-    const body = send(res, ctx.requestId, limits ? { ...response, headers: { ...limits, ...response.headers } } : response);
+    const body = send(res, ctx.requestId, response, limitHeaders(ctx.principal));
     ctx.finished(response.status, body);
   }
 
@@ -388,7 +422,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
     const failed = (e: unknown) => {
       const error = fail(req, res, requestId, e, principal);
-      if (shared.requestLog) ctx.finished(error.status, JSON.stringify(error.toJSON()));
+      if (shared.requestLog) ctx.finished(error.status, error.json);
     };
     let quota: Promise<void> | undefined;
     try {

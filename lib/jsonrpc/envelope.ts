@@ -209,14 +209,21 @@ function longestRefusal<T extends Refused>(answers: readonly Answer[], kind: abs
 function serviceUnavailable(response: GatewayResponse, unavailable: Unavailable): GatewayResponse {
   const refusal = unavailable.refusal;
   // Only notifications: nothing to answer them with, so the refusal itself says why.
-  if (response.status === 204) return { status: refusal.status, body: refusal.toJSON(), headers: refusal.headers };
+  if (response.status === 204) return { status: refusal.status, body: refusal.json, headers: refusal.headers };
   return { ...response, status: refusal.status, headers: { ...response.headers, ...refusal.headers } };
 }
 
 function tooManyRequests(limited: RateLimited): GatewayResponse {
-  const refusal = limited.refusal;
-  return { status: refusal.status, body: refusal.toJSON(), headers: refusal.headers };
+  let response = refusedResponses.get(limited);
+  if (!response) {
+    const refusal = limited.refusal;
+    refusedResponses.set(limited, (response = Object.freeze({ status: refusal.status, body: refusal.json, headers: refusal.headers })));
+  }
+  return response;
 }
+
+/** The HTTP answer of each refusal (made once, as the refusals are: lib/gateway/limits.ts). */
+const refusedResponses = new WeakMap<RateLimited, GatewayResponse>();
 
 /**
  * Takes the throughput an item costs before it runs. Returns the refusal to answer it with when the
@@ -227,7 +234,12 @@ export function chargeItem(ctx: GatewayContext, cu: number): RateLimited | undef
     ctx.charge(cu);
     return undefined;
   } catch (e) {
-    if (e instanceof AppError && e.code === "TOO_MANY_REQUESTS") return new RateLimited(e);
-    throw e;
+    if (!(e instanceof AppError && e.code === "TOO_MANY_REQUESTS")) throw e;
+    // The limiter makes each refusal once (lib/gateway/limits.ts); so is its JSON-RPC error.
+    let limited = rateLimited.get(e);
+    if (!limited) rateLimited.set(e, (limited = new RateLimited(e)));
+    return limited;
   }
 }
+
+const rateLimited = new WeakMap<AppError, RateLimited>();
