@@ -223,11 +223,10 @@ describe("the events in CometBFT's JSON", () => {
 describe("a server that stops", () => {
   it("closes open connections with 1001 (Going Away) and its reason instead of cutting them off", async () => {
     const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter: gw.meter });
-    const c = await connect(`${server.url.replace(/^http/, "ws")}/cometbft/${live.slug}/${key}/websocket`);
+    const c = await connectSocket(`${server.url.replace(/^http/, "ws")}/cometbft/${live.slug}/${key}/websocket`);
     expect(await c.call(1, "subscribe", { query: "tm.event='NewBlock'" })).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
-    const closed = new Promise<[number, string]>((resolve) => c.ws.once("close", (code, reason) => resolve([code, reason.toString()])));
     await server.close();
-    expect(await closed).toEqual([1001, "server shutting down"]);
+    expect(await c.closed).toEqual({ code: 1001, reason: "server shutting down" });
   });
 });
 
