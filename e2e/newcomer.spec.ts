@@ -30,7 +30,7 @@ test("a newcomer signs up, onboards, reveals, copies and resets the key, signs o
   expect(ok.body.result).toMatch(/^0x[0-9a-f]+$/);
 
   // Reset on the Keys page: the old key is refused at once, the new one works.
-  await page.getByRole("link", { name: "Keys" }).click();
+  await page.getByRole("link", { name: "Keys", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/keys$`));
   await page.getByRole("button", { name: "Reset key" }).first().click();
   const dialog = page.getByRole("dialog");

@@ -32,7 +32,7 @@ test("switch plans from the Plans page, see the current one marked and the chang
   // No banner below 80 %.
   await expect(page.getByTestId("allowance-banner")).toHaveCount(0);
 
-  await page.getByRole("link", { name: "Plans" }).click();
+  await page.getByRole("link", { name: "Plans", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/plan$`));
   const card = (id: string) => page.getByTestId(`plan-${id}`);
   await expect(card("FREE")).toHaveAttribute("aria-current", "true");
@@ -72,7 +72,7 @@ test("switch plans from the Plans page, see the current one marked and the chang
   await expect(banner).toContainText("Overage is on: at 100 % calls are still served, and what passes the allowance is metered as overage.");
   await expect(banner).not.toContainText("refused");
   await expect(banner).toContainText("It resets at");
-  await page.getByRole("link", { name: "Keys" }).click();
+  await page.getByRole("link", { name: "Keys", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/keys$`));
   await expect(banner).toBeVisible();
   await banner.getByRole("link", { name: "See plans" }).click();

@@ -52,7 +52,7 @@ test("the overview lists the Aptos read URLs, and the playground reads the ledge
   expect(ledger.chain_id).toBe(DEVNET_CHAIN_ID);
 
   // Playground: the Aptos tab, its network and routes with their CU.
-  await page.getByRole("link", { name: "Playground" }).click();
+  await page.getByRole("link", { name: "Playground", exact: true }).click();
   const tab = page.getByRole("tab", { name: "Aptos (fullnode REST)" });
   await tab.click();
   await expect(tab).toHaveAttribute("aria-selected", "true");

@@ -46,7 +46,7 @@ test("the playground runs every consensus endpoint, with examples from the devne
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   const { projectId } = await newProjectWithChainData(page, "playground");
 
-  await page.getByRole("link", { name: "Playground" }).click();
+  await page.getByRole("link", { name: "Playground", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/playground`));
   await expect(page.getByRole("tab", { name: "Consensus (CometBFT RPC)" })).toHaveAttribute("aria-selected", "true");
   await expect(page.getByRole("tab", { name: /EVM JSON-RPC/ })).toHaveAttribute("aria-selected", "false");

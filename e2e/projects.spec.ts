@@ -4,7 +4,7 @@ test("a user creates, renames and switches between projects, each with its own k
   await signUp(page, uniqueEmail("projects"));
   const first = await completeOnboarding(page);
 
-  await page.getByRole("link", { name: "Settings" }).click();
+  await page.getByRole("link", { name: "Settings", exact: true }).click();
   await page.getByLabel("Project name", { exact: true }).fill("   ");
   await page.getByRole("button", { name: "Save" }).click();
   await expect(page.getByText("Enter a project name")).toBeVisible();

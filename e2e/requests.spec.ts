@@ -73,7 +73,7 @@ test("a call sent from the playground appears in the request log, with its detai
   await page.setViewportSize({ width: 1280, height: 720 });
 
   // Recent traffic on the Usage page counts it.
-  await page.getByRole("navigation", { name: "Project sections" }).getByRole("link", { name: "Usage" }).click();
+  await page.getByRole("navigation", { name: "Project sections" }).getByRole("link", { name: "Usage", exact: true }).click();
   const traffic = page.getByRole("region", { name: "Recent traffic" });
   await expect(traffic.getByRole("row", { name: /^EVM JSON-RPC/ }).getByRole("cell").first()).toHaveText("1");
   await expect(traffic.getByRole("row", { name: /^All interfaces/ }).getByRole("cell").nth(1)).toHaveText("0");

@@ -46,7 +46,7 @@ test("requests sent from the playground appear on the Usage page within seconds,
     await expect(page.getByTestId("response-status")).toContainText("200");
   }
 
-  await page.getByRole("link", { name: "Usage" }).click();
+  await page.getByRole("link", { name: "Usage", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/usage$`));
   await expect(page.getByLabel("Time range")).toHaveValue("1h");
   await expect(page.getByLabel("Break down by")).toHaveValue("method");
@@ -80,7 +80,7 @@ test("requests sent from the playground appear on the Usage page within seconds,
   expect(all.reduce((s, r) => s + Number(r[4]), 0)).toBe(CALLS);
 
   // The project Overview shows the day's CU next to a sparkline.
-  await page.getByRole("link", { name: "Overview" }).click();
+  await page.getByRole("link", { name: "Overview", exact: true }).click();
   await expect(page.getByTestId("sparkline-total")).toContainText(String(CU));
 });
 

@@ -78,6 +78,11 @@ const schema = z.object({
    * needs one.
    */
   SIGN_UP_FREE_PER_HOUR: integer(0, 1_000_000, 600),
+  /**
+   * Sign-ups per hour from one client address, all of them at once; a network (an IPv4 /24, an
+   * IPv6 /48) gets twice as many. Raise it where many people share one address (an office NAT).
+   */
+  SIGN_UP_PER_ADDRESS_PER_HOUR: integer(1, 1_000_000, 30),
   GITHUB_ID: optionalString,
   GITHUB_SECRET: optionalString,
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),

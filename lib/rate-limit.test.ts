@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { SIGN_IN_ADDRESS, SIGN_IN_PAIR, SIGN_UP_PER_ADDRESS, SIGN_UP_PER_NETWORK, signUpBudget } from "@/lib/auth/throttle";
+import { SIGN_IN_ADDRESS, SIGN_IN_PAIR, signUpBudget, signUpPerAddress, signUpPerNetwork } from "@/lib/auth/throttle";
 import { FailureBackoff, retryAfterSeconds, TokenBuckets } from "./rate-limit";
 
 describe("token buckets (sign-up limits)", () => {
-  it("allows 30 sign-ups from one address at once, then one every 2 minutes", () => {
-    const buckets = new TokenBuckets(SIGN_UP_PER_ADDRESS);
+  it("allows 30 sign-ups from one address at once, then one every 2 minutes, by default", () => {
+    const buckets = new TokenBuckets(signUpPerAddress(30));
     for (let i = 0; i < 30; i++) {
       expect(buckets.waitMs("a", 0)).toBe(0);
       buckets.take("a", 0);
@@ -17,8 +17,8 @@ describe("token buckets (sign-up limits)", () => {
     expect(buckets.waitMs("a", 120_000)).toBe(120_000);
   });
 
-  it("allows 60 sign-ups from one network at once, then one a minute", () => {
-    const buckets = new TokenBuckets(SIGN_UP_PER_NETWORK);
+  it("allows 60 sign-ups from one network at once, then one a minute, by default", () => {
+    const buckets = new TokenBuckets(signUpPerNetwork(30));
     for (let i = 0; i < 60; i++) buckets.take("n", 0);
     expect(buckets.waitMs("n", 0)).toBe(60_000);
     expect(buckets.waitMs("n", 60_000)).toBe(0);

@@ -1,5 +1,6 @@
 // Sign-ups over the budget (SIGN_UP_FREE_PER_HOUR): nobody is refused for what other networks do,
-// every new sign-up brings a proof of work instead. A file of its own: it sets a small budget.
+// every new sign-up brings a proof of work instead. A file of its own: it sets a small budget, and
+// a small limit per address.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as challengeGet } from "@/app/api/sign-up/challenge/route";
 import { POST as signUpPost } from "@/app/api/sign-up/route";
@@ -11,6 +12,7 @@ import { solveChallenge } from "./proof-of-work";
 beforeAll(async () => {
   // 60 an hour: 10 at once, then one a minute, so the budget stays used up for the whole file.
   process.env.SIGN_UP_FREE_PER_HOUR = "60";
+  process.env.SIGN_UP_PER_ADDRESS_PER_HOUR = "3";
   await connectTestDatabase();
 });
 afterAll(async () => disconnectDb());
@@ -35,9 +37,13 @@ async function challenge(): Promise<{ challenge: string | null; difficulty: numb
 }
 
 describe("sign-ups over the budget", () => {
-  it("need no proof within the budget", async () => {
+  it("need no proof within the budget, and an address gets SIGN_UP_PER_ADDRESS_PER_HOUR of them", async () => {
     expect(await challenge()).toEqual({ challenge: null, difficulty: 0, expiresAt: null });
-    expect((await signUp("192.0.2.1", uniqueEmail("free"))).status).toBe(201);
+    for (let i = 0; i < 3; i++) expect((await signUp("192.0.2.1", uniqueEmail("free"))).status).toBe(201);
+    const fourth = await signUp("192.0.2.1", uniqueEmail("free"));
+    expect(fourth.status).toBe(429);
+    expect(fourth.headers.get("retry-after")).toBe("1200");
+    expect(((await fourth.json()) as { message: string }).message).toBe("Too many sign-ups from your network. Try again in 1200 seconds.");
   });
 
   it("ask flooding networks and a new address alike for a proof of work, and take the new address's once solved", async () => {
@@ -45,7 +51,7 @@ describe("sign-ups over the budget", () => {
     const flooders = Array.from({ length: 20 }, (_, i) => `2001:db8:${(0x100 + i).toString(16)}::1`);
     const statuses: number[] = [];
     for (const ip of flooders) statuses.push((await signUp(ip, uniqueEmail("flood"))).status);
-    expect(statuses).toEqual([...Array<number>(9).fill(201), ...Array<number>(11).fill(400)]);
+    expect(statuses).toEqual([...Array<number>(7).fill(201), ...Array<number>(13).fill(400)]);
 
     const email = uniqueEmail("newcomer");
     const bare = await signUp("198.51.100.7", email);

@@ -20,14 +20,22 @@ export const SIGN_IN_PAIR: BackoffPolicy = { freeFailures: 5, windowMs: 15 * 60_
  */
 export const SIGN_IN_ADDRESS: BackoffPolicy = { freeFailures: 20, windowMs: 15 * 60_000, firstDelayMs: 1000, maxDelayMs: 15 * 60_000 };
 
-/** Sign-ups per client address: 30 at once, then one every 2 minutes (30 an hour). */
-export const SIGN_UP_PER_ADDRESS: BucketLimit = { burst: 30, refillMs: 2 * 60_000 };
+/**
+ * Sign-ups per client address, from SIGN_UP_PER_ADDRESS_PER_HOUR: by default 30 at once, then one
+ * every 2 minutes (30 an hour).
+ */
+export function signUpPerAddress(perHour: number): BucketLimit {
+  return { burst: perHour, refillMs: 3_600_000 / perHour };
+}
 
 /**
- * Sign-ups per network (an IPv4 /24, an IPv6 /48, see networkKey): 60 at once, then one a minute,
- * so a party rotating through the addresses of its block gets no more than twice one address.
+ * Sign-ups per network (an IPv4 /24, an IPv6 /48, see networkKey): twice an address's, by default
+ * 60 at once, then one a minute, so a party rotating through the addresses of its block gets no
+ * more than twice one address.
  */
-export const SIGN_UP_PER_NETWORK: BucketLimit = { burst: 60, refillMs: 60_000 };
+export function signUpPerNetwork(perHourPerAddress: number): BucketLimit {
+  return signUpPerAddress(2 * perHourPerAddress);
+}
 
 /**
  * Sign-ups over all clients that need no proof of work, from SIGN_UP_FREE_PER_HOUR (600: 100 at
@@ -67,12 +75,13 @@ const g = globalThis as unknown as { __blockgateAuthLimits?: Limiters };
 
 function limits(): Limiters {
   if (g.__blockgateAuthLimits) return g.__blockgateAuthLimits;
-  const budget = signUpBudget(getEnv().SIGN_UP_FREE_PER_HOUR);
+  const env = getEnv();
+  const budget = signUpBudget(env.SIGN_UP_FREE_PER_HOUR);
   return (g.__blockgateAuthLimits = {
     signInPair: new FailureBackoff(SIGN_IN_PAIR),
     signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
-    signUpAddress: new TokenBuckets(SIGN_UP_PER_ADDRESS),
-    signUpNetwork: new TokenBuckets(SIGN_UP_PER_NETWORK),
+    signUpAddress: new TokenBuckets(signUpPerAddress(env.SIGN_UP_PER_ADDRESS_PER_HOUR)),
+    signUpNetwork: new TokenBuckets(signUpPerNetwork(env.SIGN_UP_PER_ADDRESS_PER_HOUR)),
     signUpBudget: budget && new TokenBuckets(budget),
     signUpsOverBudget: false,
   });
