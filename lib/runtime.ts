@@ -3,15 +3,11 @@ import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations } from "@/lib/db/readiness";
-import { startAptosDevnetProducer } from "@/lib/aptos/devnet/producer";
-import { startAptosFollower } from "@/lib/aptos/upstream/follower";
-import { startDevnetProducer } from "@/lib/consensus/devnet/producer";
-import { startUpstreamFollower } from "@/lib/consensus/upstream/follower";
+import { inFamily } from "@/lib/chains/client";
+import { runsIn, type ProcessRole } from "@/lib/chains/family";
+import { families, familyOf } from "@/lib/chains/registry";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
-import { configureEvmBackends } from "@/lib/evm/backends";
-import { AnvilSupervisor, type DevnetStarted } from "@/lib/evm/devnet/anvil";
-import { startTrafficGenerator } from "@/lib/evm/devnet/traffic";
-import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
 import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
@@ -44,22 +40,6 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
   await app.prepare();
   const handle = app.getRequestHandler();
   return { handler: (req, res) => handle(req, res), close: () => app.close() };
-}
-
-/**
- * Starts the traffic generator of a devnet in the background (its first deployment takes a couple
- * of blocks; requests need not wait for it) and returns how to stop it.
- */
-function startTraffic(log: Logger) {
-  return async ({ network, url }: DevnetStarted) => {
-    const generator = startTrafficGenerator({ rpcUrl: url, network: network.slug, logger: log }).catch((e: unknown) => {
-      log.error({ network: network.slug }, `traffic generator failed to start: ${errorMessage(e)}`);
-      return undefined;
-    });
-    return async () => {
-      await (await generator)?.stop();
-    };
-  };
 }
 
 /**
@@ -100,47 +80,25 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     setExpectedMigrations(await listMigrations());
     const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
+    // What the chain families run (indexers, devnets), each in the processes of its role.
+    const context = { env, databaseUrl: database.url, logger: log };
+    const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);
+    const startWorkers = (role: ProcessRole) => {
+      for (const w of workers) {
+        if (w.role !== role) continue;
+        const handle = w.start();
+        stops.push(() => handle.stop());
+      }
+    };
     if (env.ROLE !== "web") {
       // Webhook deliveries, metered through the process's meter (flushed here in ROLE=worker too).
       usage.start(env.USAGE_FLUSH_MS);
       const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }) });
       stops.push(() => delivery.stop());
-      for (const n of networks()) {
-        if (n.family === "move") {
-          const logger = log.child({ component: "aptos", network: n.slug });
-          if (n.source.kind === "upstream") {
-            const follower = startAptosFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger });
-            stops.push(() => follower.stop());
-          } else if (env.DEVNETS === "on") {
-            const producer = startAptosDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.APTOS_BLOCK_TIME_MS, keepBlocks: env.APTOS_DEVNET_KEEP_BLOCKS, logger });
-            stops.push(() => producer.stop());
-          }
-          continue;
-        }
-        if (n.family !== "consensus") continue;
-        if (n.source.kind === "upstream") {
-          const follower = startUpstreamFollower(n, { databaseUrl: database.url, startHeight: env.UPSTREAM_START_HEIGHT, logger: log.child({ component: "consensus", network: n.slug }) });
-          stops.push(() => follower.stop());
-        } else if (env.DEVNETS === "on") {
-          const producer = startDevnetProducer(n, { databaseUrl: database.url, blockTimeMs: env.CONSENSUS_BLOCK_TIME_MS, logger: log.child({ component: "consensus", network: n.slug }) });
-          stops.push(() => producer.stop());
-        }
-      }
+      startWorkers("worker");
     }
     if (env.ROLE !== "worker") {
-      // EVM devnets start on first use, in the process that serves the node endpoint.
-      const supervisor =
-        env.DEVNETS === "on"
-          ? new AnvilSupervisor({
-              dataDir: path.resolve(env.DATA_DIR, "anvil"),
-              blockTimeSec: env.EVM_BLOCK_TIME_S,
-              idleMs: env.EVM_DEVNET_IDLE_MS,
-              logger: log.child({ component: "evm-devnet" }),
-              onStarted: startTraffic(log.child({ component: "evm-devnet" })),
-            })
-          : undefined;
-      configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, batchMax: env.UPSTREAM_BATCH_MAX });
-      if (supervisor) stops.push(() => supervisor.stopAll());
+      startWorkers("web");
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
       if (env.REQUEST_LOG === "on") requests.start(env.USAGE_FLUSH_MS);
@@ -154,15 +112,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       });
     }
-    // Webhook followers. An EVM devnet runs inside the process that serves the node endpoint
-    // (ROLE all or web) and only that process can reach it: its followers run there, and a
-    // ROLE=worker process follows every other network. Without devnets (DEVNETS=off) a network
-    // with no upstream has no chain to follow.
-    const devnetEvm = (n: Network) => n.family === "evm" && n.source.kind === "devnet";
+    // Webhook followers: a network is followed by the role its family names (the one that can
+    // reach its chain: an EVM devnet only from the process that serves the node endpoint). Without
+    // devnets (DEVNETS=off) a network with no upstream has no chain to follow.
     const reachable = (n: Network) => n.source.kind === "upstream" || env.DEVNETS === "on";
-    const follows =
-      env.ROLE === "all" ? reachable : env.ROLE === "worker" ? (n: Network) => reachable(n) && !devnetEvm(n) : env.DEVNETS === "on" ? devnetEvm : undefined;
-    if (follows) {
+    const follows = (n: Network) => {
+      const webhooks = familyOf(n)?.webhooks;
+      return webhooks !== undefined && reachable(n) && runsIn(webhooks.followerRole(n), env);
+    };
+    if (env.ROLE !== "web" || networks().some(follows)) {
       const engine = startWebhookEngine({ databaseUrl: database.url, include: follows, logger: log.child({ component: "webhooks" }) });
       stops.push(() => engine.stop());
     }
