@@ -43,9 +43,6 @@ export function answerNonPathTarget(req: IncomingMessage, res: ServerResponse): 
   return true;
 }
 
-/** First path segments whose answers are JSON: the console API and the public API's mounts. */
-const JSON_PATHS = new Set(["api", ...publicMounts.map((m) => m.prefix)]);
-const PUBLIC_PATHS = new Set<string>(publicMounts.map((m) => m.prefix));
 const UNDECODABLE_PATH = "The URL path is not valid percent-encoded UTF-8.";
 
 /**
@@ -65,10 +62,12 @@ export function answerUndecodablePath(req: IncomingMessage, res: ServerResponse)
   } catch {
     // Answered below.
   }
+  // Answers are JSON under the console API and the public API's mounts.
   const first = path.split("/", 2)[1] ?? "";
-  if (JSON_PATHS.has(first)) {
+  const publicPath = publicMounts().some((m) => m.prefix === first);
+  if (publicPath || first === "api") {
     const error = new AppError("INVALID_PARAMETER", UNDECODABLE_PATH);
-    if (PUBLIC_PATHS.has(first)) res.setHeader("Access-Control-Allow-Origin", "*");
+    if (publicPath) res.setHeader("Access-Control-Allow-Origin", "*");
     sendError(res, error);
     return true;
   }

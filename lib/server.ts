@@ -64,7 +64,7 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts, meter: options.meter, metering: options.metering, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
+  const gateway = createGateway({ mounts: publicMounts(), meter: options.meter, metering: options.metering, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

@@ -202,7 +202,7 @@ function routeEndpoint(route: AptosRoute, args: string[]): Endpoint {
 /** `/aptos/<network>/v1/...` and `/aptos/<network>/<API_KEY>/v1/...`. */
 export const aptosMount: Mount = {
   prefix: "aptos",
-  families: ["move"],
+  serves: (network) => network.family === "move",
   bearerKey: true,
   corsHeaders: ["Authorization", "x-aptos-client", "x-aptos-typescript-sdk-origin-method"],
   match(segments) {

@@ -222,7 +222,7 @@ const uriEndpoints = Object.fromEntries(Object.keys(CONSENSUS_ENDPOINTS).map((m)
 /** `/rpc/<protocol>-<network>/<method>` (GET) and `/rpc/<protocol>-<network>` (POST JSON-RPC). */
 export const rpcMount: Mount = {
   prefix: "rpc",
-  families: ["consensus"],
+  serves: (network) => network.family === "consensus",
   match(segments) {
     const [slug, method] = segments;
     if (slug === undefined || segments.length > 2) return undefined;

@@ -139,7 +139,7 @@ const nodeEndpoint: Endpoint = { methods: ["POST"], handle };
 /** `/node/<protocol>-<network>` and `/node/<protocol>-<network>/<API_KEY>`. */
 export const nodeMount: Mount = {
   prefix: "node",
-  families: ["evm"],
+  serves: (network) => network.family === "evm",
   match(segments) {
     if (segments.length === 1) return { network: { slug: segments[0]! }, endpoint: nodeEndpoint };
     if (segments.length === 2) return { network: { slug: segments[0]! }, endpoint: nodeEndpoint, pathKey: segments[1]! };

@@ -1,8 +1,8 @@
-import { aptosMount } from "@/lib/aptos/endpoint";
-import { cometbftMount } from "@/lib/consensus/cometbft/endpoint";
-import { rpcMount } from "@/lib/consensus/endpoint";
-import { nodeMount } from "@/lib/evm/node-endpoint";
+import { families } from "@/lib/chains/registry";
 import { webhookMount } from "@/lib/webhooks/endpoint";
 import type { Mount } from "./types";
 
-export const publicMounts: readonly Mount[] = [rpcMount, cometbftMount, nodeMount, webhookMount, aptosMount];
+/** The public API: every chain family's mounts, and the webhook API. */
+export function publicMounts(): readonly Mount[] {
+  return [...families().flatMap((f) => f.mounts), webhookMount];
+}

@@ -202,7 +202,7 @@ function keyFromRequest(req: IncomingMessage, pathKey: string | undefined, mount
 
 function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Network {
   const n = "slug" in match.network ? networkBySlug(match.network.slug) : networkByPath(match.network.protocol, match.network.network);
-  if (!n || !mount.families.includes(n.family)) {
+  if (!n || !mount.serves(n)) {
     const name = "slug" in match.network ? match.network.slug : `${match.network.protocol}/${match.network.network}`;
     throw new AppError("NOT_SUPPORTED_CHAIN", `The network "${name.slice(0, 100)}" is not supported on /${mount.prefix}.`);
   }
@@ -239,7 +239,7 @@ class RequestContext implements GatewayContext {
     readonly network: Network,
     readonly principal: KeyPrincipal,
     private readonly shared: Shared,
-    private readonly api: Mount["prefix"],
+    private readonly api: string,
   ) {}
 
   get url(): URL {
@@ -485,7 +485,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? "/";
     const end = url.indexOf("/", 1);
-    const prefix = url.slice(1, end === -1 ? url.search(/[?#]|$/) : end) as Mount["prefix"];
+    const prefix = url.slice(1, end === -1 ? url.search(/[?#]|$/) : end);
     const mount = mounts.get(prefix);
     if (!mount) return false;
     const requestId = nextRequestId();
@@ -556,7 +556,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
     const url = req.url ?? "/";
     const end = url.indexOf("/", 1);
-    const mount = mounts.get(url.slice(1, end === -1 ? url.search(/[?#]|$/) : end) as Mount["prefix"]);
+    const mount = mounts.get(url.slice(1, end === -1 ? url.search(/[?#]|$/) : end));
     if (!mount) return false;
     const requestId = nextRequestId();
     const refuse = (e: unknown, projectId?: string) => refuseUpgrade(socket, requestId, toAppError(e, (err) => log.error({ err, requestId, projectId }, "upgrade failed")));

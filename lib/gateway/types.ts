@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { KeyPrincipal } from "@/lib/keys/verifier";
-import type { Family, Network } from "@/lib/networks";
+import type { Network } from "@/lib/networks";
 
 export interface GatewayContext {
   req: IncomingMessage;
@@ -88,10 +88,12 @@ export interface SocketRoute {
   accept(ctx: SocketContext, socket: Duplex, head: Buffer): void;
 }
 
-/** One public API family mounted at `/<prefix>/...`. */
+/** One public API mounted at `/<prefix>/...` (a chain family's, or the webhook API). */
 export interface Mount {
-  prefix: "rpc" | "cometbft" | "node" | "v1" | "aptos";
-  families: readonly Family[];
+  /** The first path segment: `rpc`, `node`; also the `api` of its usage and request log. */
+  prefix: string;
+  /** Whether the mount serves this network (another answers 404 NOT_SUPPORTED_CHAIN). */
+  serves(network: Network): boolean;
   /** Also take the key from `Authorization: Bearer <key>`, as Aptos clients send API keys. */
   bearerKey?: boolean;
   /** Request headers browsers may send beyond Content-Type and X-API-KEY (CORS preflight). */

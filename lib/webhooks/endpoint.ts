@@ -144,7 +144,8 @@ function inbox(token: string): OpenRoute {
  */
 export const webhookMount: Mount = {
   prefix: "v1",
-  families: ["evm", "move"],
+  // Every network with an event type: its family has a chain source (lib/chains/registry.ts).
+  serves: (network) => network.eventTypes.length > 0,
   match(segments): RouteMatch | OpenRoute | undefined {
     if (segments.length === 1 && segments[0] === "openapi.json") return openApi;
     if (segments.length === 2 && segments[0] === "inbox") return inbox(segments[1]!);

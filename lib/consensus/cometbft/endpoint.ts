@@ -90,7 +90,7 @@ const uriEndpoints = Object.fromEntries(Object.keys(COMETBFT_ENDPOINTS).map((m) 
  */
 export const cometbftMount: Mount = {
   prefix: "cometbft",
-  families: ["consensus"],
+  serves: (network) => network.family === "consensus",
   match(segments) {
     const [slug, second, third] = segments;
     if (slug === undefined || segments.length > 3) return undefined;
