@@ -1,12 +1,12 @@
 /**
  * `npm run bench -- webhook-matching`: time to match one block's logs against 1, 100 and 10,000
- * active LOG subscriptions with the engine's index (lib/webhooks/engine/evm.ts LogIndex), in
+ * active LOG subscriptions with the engine's index (lib/evm/webhooks.ts LogIndex), in
  * process, no chain or database. The block carries 500 logs of 50 contracts; each subscription
  * watches one (address, topic0) pair, some with a topics[1] filter; only the first 100 watch the
  * block's contracts. Matching must cost about the block's size and its matches: from 100 to 10,000
  * subscriptions the time should stay flat.
  */
-import { LogIndex, type RpcLog } from "@/lib/webhooks/engine/evm";
+import { LogIndex, type RpcLog } from "@/lib/evm/webhooks";
 import type { MatchableSubscription } from "@/lib/webhooks/engine/source";
 import { markdownTable } from "./results";
 

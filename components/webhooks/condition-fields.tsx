@@ -6,6 +6,7 @@ import { Badge } from "@/components/ui/badge";
 import { describedBy, Field } from "@/components/ui/field";
 import { controlClasses, Input } from "@/components/ui/input";
 import { cn } from "@/components/ui/cn";
+import { clientFamily } from "@/lib/chains/client";
 import { EVENT_DATA_MAX_BYTES, EVENT_DATA_MAX_DEPTH, PERIOD_MAX } from "@/lib/webhooks/schema";
 import { parseEventSignature, topicSupported, valueToTopic, type ParsedEvent } from "./event-signature";
 import type { WebhookFormValues } from "./form";
@@ -212,9 +213,11 @@ function TransactionFields<T>({ form, idPrefix }: { form: Form<T>; idPrefix: str
   );
 }
 
-/** The isInstant checkbox, explained for the chosen network. */
+/** The isInstant checkbox, explained for the chosen network (on a chain final at commit it makes no difference). */
 export function InstantField<T>({ form, idPrefix, finalityDepth, family }: { form: Form<T>; idPrefix: string; finalityDepth: number; family: string }) {
   const id = `${idPrefix}-isInstant`;
+  const finalAtCommit = finalityDepth === 0;
+  const chain = clientFamily(family)?.label ?? family;
   return (
     <div className="space-y-1.5">
       <div className="flex items-start gap-2.5">
@@ -222,11 +225,11 @@ export function InstantField<T>({ form, idPrefix, finalityDepth, family }: { for
         <label htmlFor={id} className="text-sm font-medium text-fg">
           Deliver instantly
         </label>
-        {family === "move" ? <Badge>No difference on Aptos</Badge> : null}
+        {finalAtCommit ? <Badge>No difference on {chain}</Badge> : null}
       </div>
       <p id={`${id}-hint`} className="pl-6.5 text-xs text-muted">
-        {family === "move"
-          ? "Aptos blocks are final as soon as they are committed, so messages go out at once either way."
+        {finalAtCommit
+          ? `${chain} blocks are final as soon as they are committed, so messages go out at once either way.`
           : `Off (recommended): a message goes out once its block is final, ${finalityDepth} blocks deep on this network, so it never has to be taken back. On: it goes out as soon as the block is seen, seconds earlier; if that block is later replaced (a reorg), you receive the same logs again with "removed": true.`}
       </p>
     </div>

@@ -1,11 +1,11 @@
 /** The Move family (Aptos: the fullnode REST read API at /aptos, its own index, TRANSACTION webhooks): see lib/chains/family.ts. */
 import { indexerWorkers, type ChainFamily } from "@/lib/chains/family";
-import { aptosChainSource } from "@/lib/webhooks/engine/aptos";
 import { startAptosDevnetProducer } from "./devnet/producer";
 import { aptosMount } from "./endpoint";
 import { aptosExamples } from "./examples";
 import { aptosClient } from "./family.client";
 import { startAptosFollower } from "./upstream/follower";
+import { aptosChainSource } from "./webhooks";
 
 export const aptosFamily: ChainFamily = {
   id: "move",

@@ -5,13 +5,13 @@
 import path from "node:path";
 import type { ChainFamily, FamilyContext, Stoppable } from "@/lib/chains/family";
 import { errorMessage, type Logger } from "@/lib/log";
-import { EvmChainSource } from "@/lib/webhooks/engine/evm";
 import { configureEvmBackends } from "./backends";
 import { AnvilSupervisor, type DevnetStarted } from "./devnet/anvil";
 import { startTrafficGenerator } from "./devnet/traffic";
 import { evmExamples } from "./examples";
 import { evmClient } from "./family.client";
 import { nodeMount } from "./node-endpoint";
+import { EvmChainSource } from "./webhooks";
 
 /**
  * Starts the traffic generator of a devnet in the background (its first deployment takes a couple

@@ -6,6 +6,7 @@
  */
 import { isAddress } from "viem";
 import { z } from "zod";
+import { clientFamily } from "@/lib/chains/client";
 import { NETWORK_DEFINITIONS, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
 import { PLANS } from "@/lib/plans";
 import { parseTime, TIME_FORMS } from "@/lib/time";
@@ -223,7 +224,7 @@ export const networkPath = (n: Pick<NetworkDefinition, "protocol" | "network">) 
 /** Where an event type is supported, in words. */
 export function supportedNetworks(eventType: EventType): string {
   const list = NETWORK_DEFINITIONS.filter((n) => n.eventTypes.includes(eventType));
-  const families = [...new Set(list.map((n) => (n.family === "evm" ? "EVM" : n.family === "move" ? "Aptos" : n.family)))];
+  const families = [...new Set(list.map((n) => clientFamily(n.family)?.label ?? n.family))];
   return `${eventType} webhooks are supported on the ${families.join(" and ")} networks: ${list.map(networkPath).join(", ")}`;
 }
 

@@ -1,9 +1,10 @@
 /**
  * What the webhook engine asks of a chain: its head, block headers (to follow it and to see
  * reorganisations), the BLOCK_PERIOD message of a block, and the LOG or TRANSACTION messages a set
- * of subscriptions match in a block. One implementation per family: EVM (lib/webhooks/engine/evm.ts,
- * over the network's anvil devnet or upstream nodes) and Aptos (lib/webhooks/engine/aptos.ts, over
- * the index lib/aptos keeps). The engine (followers, finality, reorgs, outbox) is family-agnostic.
+ * of subscriptions match in a block: a chain family's webhook part (lib/chains/family.ts), in its
+ * own folder: EVM (lib/evm/webhooks.ts, over the network's anvil devnet or upstream nodes) and Aptos
+ * (lib/aptos/webhooks.ts, over the index lib/aptos keeps). The engine (followers, finality, reorgs,
+ * outbox) is family-agnostic.
  */
 import type { Network } from "@/lib/networks";
 import type { WebhookEventType } from "../types";

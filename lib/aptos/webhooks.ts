@@ -22,7 +22,13 @@
  * (https://github.com/aptos-foundation/AIPs/blob/main/aips/aip-40.md) on both sides, since the
  * fullnode may write an address with its leading zeros stripped.
  */
-import { ZERO_HASH } from "@/lib/aptos/ingest";
+import { AppError } from "@/lib/errors";
+import type { Network } from "@/lib/networks";
+import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher } from "@/lib/webhooks/engine/source";
+import { normalizeMoveFunction, normalizeMoveStructType } from "@/lib/webhooks/move-names";
+import { supportedNetworks } from "@/lib/webhooks/schema";
+import type { TransactionCondition, WebhookEventType } from "@/lib/webhooks/types";
+import { ZERO_HASH } from "./ingest";
 import {
   aptosBlocks,
   aptosHeadHeight,
@@ -34,13 +40,7 @@ import {
   type AptosBlockMessage,
   type AptosBlockSummary,
   type AptosTransactionMessage,
-} from "@/lib/aptos/source";
-import { AppError } from "@/lib/errors";
-import type { Network } from "@/lib/networks";
-import { normalizeMoveFunction, normalizeMoveStructType } from "../move-names";
-import { supportedNetworks } from "../schema";
-import type { TransactionCondition, WebhookEventType } from "../types";
-import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher } from "./source";
+} from "./source";
 
 /** Blocks read in one query when a block is not cached: following, replay and preview read ahead. */
 const WINDOW = 32;

@@ -15,11 +15,11 @@
  *   node does not send (a chain without withdrawals or blobs, a node that no longer reports
  *   totalDifficulty) is null, never made up; withdrawal_count is then 0.
  */
-import { NoBackend, poolFor } from "@/lib/evm/backends";
-import { UpstreamUnavailable, type EvmUpstream } from "@/lib/evm/upstream";
 import { finalityDepthOf, type Network } from "@/lib/networks";
-import type { LogCondition, WebhookEventType } from "../types";
-import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher, type RangeMatch } from "./source";
+import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher, type RangeMatch } from "@/lib/webhooks/engine/source";
+import type { LogCondition, WebhookEventType } from "@/lib/webhooks/types";
+import { NoBackend, poolFor } from "./backends";
+import { UpstreamUnavailable, type EvmUpstream } from "./upstream";
 
 /** A log as eth_getLogs answers it. */
 export interface RpcLog {

@@ -1,9 +1,9 @@
 // The LOG matcher's index against a plain scan of every subscription: same matches, same order,
 // with 10,000 subscriptions, wildcards, upper-case input and logs with fewer topics than a filter.
 import { describe, expect, it } from "vitest";
-import type { LogCondition } from "../types";
-import { LogIndex, logMessage, type RpcLog } from "./evm";
-import type { MatchableSubscription } from "./source";
+import type { MatchableSubscription } from "@/lib/webhooks/engine/source";
+import type { LogCondition } from "@/lib/webhooks/types";
+import { LogIndex, logMessage, type RpcLog } from "./webhooks";
 
 const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, "0")}`;
 const T0 = [hex(0xaa, 32), hex(0xbb, 32), hex(0xcc, 32)];

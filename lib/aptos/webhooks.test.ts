@@ -1,16 +1,16 @@
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MARKET, USERS, VAULT, DEV_COIN } from "@/lib/aptos/devnet/accounts";
-import { generateAptosBlocks } from "@/lib/aptos/devnet/producer";
-import { deleteAptosIndex, pruneAptosIndex } from "@/lib/aptos/store";
-import type { AptosEventJson, UserTransactionJson } from "@/lib/aptos/types";
 import { db, disconnectDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { connectTestDatabase } from "@/lib/testing/harness";
-import type { TransactionCondition } from "../types";
-import { AptosTransactionMatcher, aptosChainSource, SAMPLE_BLOCK, SAMPLE_TRANSACTION } from "./aptos";
-import type { BlockMatch, ChainBlockRef, MatchableSubscription } from "./source";
+import { DEV_COIN, MARKET, USERS, VAULT } from "./devnet/accounts";
+import { generateAptosBlocks } from "./devnet/producer";
+import { deleteAptosIndex, pruneAptosIndex } from "./store";
+import type { AptosEventJson, UserTransactionJson } from "./types";
+import type { BlockMatch, ChainBlockRef, MatchableSubscription } from "@/lib/webhooks/engine/source";
+import type { TransactionCondition } from "@/lib/webhooks/types";
+import { AptosTransactionMatcher, aptosChainSource, SAMPLE_BLOCK, SAMPLE_TRANSACTION } from "./webhooks";
 
 // A network of its own (the devnet chain of aptos/testnet under another slug): the Aptos suites
 // that share this run's database use the catalog's slugs.
