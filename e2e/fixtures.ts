@@ -65,12 +65,11 @@ export async function newProjectWithExamples<T>(
   page: Page,
   {
     tag,
-    api,
     network,
     ready,
     message,
     timeout = 90_000,
-  }: { tag: string; api: "examples" | "evm-examples" | "aptos-examples"; network: string; ready: (examples: T) => boolean; message: string; timeout?: number },
+  }: { tag: string; network: string; ready: (examples: T) => boolean; message: string; timeout?: number },
 ): Promise<{ projectId: string; examples: T }> {
   await signUp(page, uniqueEmail(tag));
   const projectId = await completeOnboarding(page);
@@ -78,7 +77,7 @@ export async function newProjectWithExamples<T>(
   await expect
     .poll(
       async () => {
-        const res = await page.request.get(`/api/projects/${projectId}/playground/${api}?network=${network}`);
+        const res = await page.request.get(`/api/projects/${projectId}/playground/examples?network=${network}`);
         if (!res.ok()) return `HTTP ${res.status()}`;
         examples = (await res.json()) as T;
         return ready(examples);

@@ -18,7 +18,6 @@ interface Examples {
 function newProjectWithLedger(page: Page, tag: string) {
   return newProjectWithExamples<Examples>(page, {
     tag,
-    api: "aptos-examples",
     network: NETWORK,
     ready: (examples) => examples.transaction?.sender != null,
     message: "the Aptos devnet should produce blocks with user transactions",

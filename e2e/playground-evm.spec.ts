@@ -15,7 +15,6 @@ interface Examples {
 function newProjectWithToken(page: Page, tag: string) {
   return newProjectWithExamples<Examples>(page, {
     tag,
-    api: "evm-examples",
     network: NETWORK,
     ready: (examples) => examples.latestBlock !== null && examples.token !== null,
     message: "the devnet should start and the token be deployed",

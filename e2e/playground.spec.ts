@@ -28,7 +28,6 @@ const EXPECTED: Record<ConsensusMethod, { resultKey: string; example: boolean }>
 function newProjectWithChainData(page: Page, tag: string) {
   return newProjectWithExamples<Examples>(page, {
     tag,
-    api: "examples",
     network: NETWORK,
     ready: (examples) => examples.txHash !== null && examples.query !== null,
     message: "the devnet should produce blocks with transactions",
@@ -188,9 +187,9 @@ test("before the devnet has blocks the playground says so; the examples API chec
   const ok = await page.request.get(examplesUrl("babylon-testnet"));
   expect(ok.status()).toBe(200);
   expect(Object.keys((await ok.json()) as object).sort()).toEqual(["latestHeight", "query", "sender", "txHash"]);
-  const evm = await page.request.get(examplesUrl("ethereum-mainnet"));
-  expect(evm.status()).toBe(404);
-  expect(await evm.json()).toEqual({ code: "NOT_SUPPORTED_CHAIN", message: expect.any(String) });
+  const unknown = await page.request.get(examplesUrl("bitcoin-mainnet"));
+  expect(unknown.status()).toBe(404);
+  expect(await unknown.json()).toEqual({ code: "NOT_SUPPORTED_CHAIN", message: expect.any(String) });
   expect((await page.request.get(`/api/projects/${projectId}/playground/examples`)).status()).toBe(400);
   expect((await page.request.get(`/api/projects/prj_unknown1/playground/examples?network=${NETWORK}`)).status()).toBe(404);
   const anonymous = await request.get(examplesUrl(NETWORK));

@@ -7,8 +7,6 @@ import { APTOS_ROUTES } from "@/lib/aptos/catalog";
 import {
   APTOS_PLAYGROUND_ROUTES,
   aptosExampleFor,
-  aptosExamplesPath,
-  aptosExamplesQueryKey,
   aptosFieldSpec,
   aptosPlaceholder,
   aptosRequest,
@@ -25,6 +23,7 @@ import { RequestPicker, usePick } from "./picker";
 import type { ParamValues } from "./request";
 import { RequestCard } from "./request-card";
 import { ResponseView } from "./response-view";
+import { examplesPath, examplesQueryKey } from "./types";
 import { usePlaygroundSend } from "./use-send";
 
 export interface AptosPlaygroundProps {
@@ -99,8 +98,8 @@ export function AptosPlayground({ projectId, origin, networks, initialNetwork, i
   const sender = usePlaygroundSend(projectId);
 
   const examples = useQuery({
-    queryKey: aptosExamplesQueryKey(projectId, network.slug),
-    queryFn: ({ signal }) => api<AptosExamples>(aptosExamplesPath(projectId, network.slug), { signal }),
+    queryKey: examplesQueryKey(projectId, network.slug),
+    queryFn: ({ signal }) => api<AptosExamples>(examplesPath(projectId, network.slug), { signal }),
     refetchInterval: (q) => (q.state.data?.blockHeight === null ? EMPTY_POLL_MS : false),
   });
 

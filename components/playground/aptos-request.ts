@@ -25,11 +25,6 @@ export interface AptosPlaygroundNetwork extends PlaygroundNetwork {
   path: string;
 }
 
-export const aptosExamplesQueryKey = (projectId: string, network: string) => ["playground-aptos-examples", projectId, network] as const;
-
-export const aptosExamplesPath = (projectId: string, network: string) =>
-  `/api/projects/${encodeURIComponent(projectId)}/playground/aptos-examples?network=${encodeURIComponent(network)}`;
-
 /** How a parameter is typed and checked. */
 type Kind = "u64" | "limit" | "hash" | "address" | "bool";
 

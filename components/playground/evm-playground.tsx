@@ -12,8 +12,6 @@ import {
   checkParams,
   EVM_PLAYGROUND_METHODS,
   evmCu,
-  evmExamplesPath,
-  evmExamplesQueryKey,
   evmRequest,
   evmTemplate,
   formatParams,
@@ -28,6 +26,7 @@ import { ExamplesFrame } from "./examples-frame";
 import { RequestPicker, usePick } from "./picker";
 import { RequestCard, Snippet } from "./request-card";
 import { ResponseView } from "./response-view";
+import { examplesPath, examplesQueryKey } from "./types";
 import { usePlaygroundSend } from "./use-send";
 
 export interface EvmPlaygroundProps {
@@ -102,8 +101,8 @@ export function EvmPlayground({ projectId, origin, networks, initialNetwork, ini
   const cu = evmCu(method);
 
   const examples = useQuery({
-    queryKey: evmExamplesQueryKey(projectId, network.slug),
-    queryFn: ({ signal }) => api<EvmExamples>(evmExamplesPath(projectId, network.slug), { signal }),
+    queryKey: examplesQueryKey(projectId, network.slug),
+    queryFn: ({ signal }) => api<EvmExamples>(examplesPath(projectId, network.slug), { signal }),
     refetchInterval: (q) => (network.source === "devnet" && q.state.data && q.state.data.token === null ? NO_TOKEN_POLL_MS : false),
   });
 

@@ -29,11 +29,6 @@ export interface EvmPlaygroundNetwork extends PlaygroundNetwork {
   currency: string;
 }
 
-export const evmExamplesQueryKey = (projectId: string, network: string) => ["playground-evm-examples", projectId, network] as const;
-
-export const evmExamplesPath = (projectId: string, network: string) =>
-  `/api/projects/${encodeURIComponent(projectId)}/playground/evm-examples?network=${encodeURIComponent(network)}`;
-
 /** Blocks covered by the eth_getLogs template. */
 export const LOG_RANGE = 100n;
 
