@@ -3,6 +3,7 @@
  * A network without an upstream URL runs on a built-in devnet, which never uses the real
  * chain id, so that a transaction signed for a real chain cannot be replayed on ours.
  */
+import type { ClientNetwork } from "@/lib/chains/descriptor";
 import { getEnv } from "@/lib/env";
 import { NETWORK_DEFINITIONS, parseUpstreams, upstreamVariable, type NetworkDefinition } from "@/lib/network-definitions";
 
@@ -73,4 +74,19 @@ export function recordNames(n: NetworkDefinition): { protocol: string; network: 
   return n.recordCase === "upper"
     ? { protocol: n.protocol.toUpperCase(), network: n.network.toUpperCase() }
     : { protocol: n.protocol, network: n.network };
+}
+
+/** What the browser is told about a network: never its upstream URLs, which may hold provider keys. */
+export function clientNetwork(n: Network): ClientNetwork {
+  return {
+    slug: n.slug,
+    family: n.family,
+    displayName: n.displayName,
+    protocol: n.protocol,
+    network: n.network,
+    chainId: String(n.activeChainId),
+    source: n.source.kind,
+    currency: n.currency,
+    webhooks: n.eventTypes.length > 0,
+  };
 }

@@ -3,19 +3,30 @@
 import { useKeyReveal } from "@/components/keys/key-reveal";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { CopyButton } from "@/components/ui/copy-button";
-import { curlExample } from "./types";
+import { clientFamily } from "@/lib/chains/client";
+import type { ClientNetwork } from "@/lib/chains/descriptor";
 
-/** A ready-to-paste request; it shows the masked key until revealed, and Copy always copies the real one. */
-export function CurlExample({ origin, slug, networkName }: { origin: string; slug: string; networkName: string }) {
+/**
+ * A ready-to-paste first request on `network` (its family's quick start); it shows the masked key
+ * until revealed, and Copy always copies the real one.
+ */
+export function CurlExample({ origin, network }: { origin: string; network: ClientNetwork }) {
   const { key, revealed, getSecret } = useKeyReveal();
-  const shown = curlExample(origin, slug, revealed ?? key?.masked ?? "<API_KEY>");
-  const copy = revealed ? curlExample(origin, slug, revealed) : key ? async () => curlExample(origin, slug, await getSecret()) : shown;
+  const quickStart = clientFamily(network.family)?.overview.quickStart;
+  if (!quickStart) return null;
+  const command = (apiKey: string) => quickStart.command(origin, network, apiKey);
+  const shown = command(revealed ?? key?.masked ?? "<API_KEY>");
+  const copy = revealed ? command(revealed) : key ? async () => command(await getSecret()) : shown;
   return (
     <Card aria-labelledby="quickstart-title">
       <CardHeader
         titleId="quickstart-title"
         title="Quick start"
-        description={<>Ask {networkName} for its chain id. Copy pastes the full key, even while it is hidden here.</>}
+        description={
+          <>
+            Ask {network.displayName} {quickStart.asks}. Copy pastes the full key, even while it is hidden here.
+          </>
+        }
         actions={<CopyButton value={copy} label="Copy curl example" />}
       />
       <CardBody>

@@ -3,7 +3,8 @@
 import { useKeyReveal } from "@/components/keys/key-reveal";
 import { Badge } from "@/components/ui/badge";
 import { CopyButton } from "@/components/ui/copy-button";
-import { FAMILY_ORDER, FAMILY_TITLES, type EndpointNetwork } from "./types";
+import { endpointEntries, endpointSections } from "@/lib/chains/client";
+import type { ClientNetwork } from "@/lib/chains/descriptor";
 
 interface UrlRow {
   label: string;
@@ -14,51 +15,21 @@ interface UrlRow {
   copyLabel: string;
 }
 
-function useRows(origin: string, n: EndpointNetwork): UrlRow[] {
+/** The network's URLs as its family lists them (lib/chains/client.ts); a URL holding the key shows it masked until revealed. */
+function useRows(origin: string, n: ClientNetwork): UrlRow[] {
   const { key, revealed, getSecret } = useKeyReveal();
-  const rows: UrlRow[] = [];
-  if (n.family === "consensus") {
-    const url = `${origin}/rpc/${n.slug}`;
-    rows.push({ label: "RPC", display: url, copy: url, copyLabel: `Copy ${n.displayName} RPC URL` });
-    const native = `${origin}/cometbft/${n.slug}`;
-    const shownKey = revealed ?? key?.masked ?? "<API_KEY>";
-    rows.push({
-      label: "CometBFT tools",
-      display: `${native}/${shownKey}`,
-      copy: revealed ? `${native}/${revealed}` : key ? async () => `${native}/${await getSecret()}` : `${native}/<API_KEY>`,
-      copyLabel: `Copy ${n.displayName} CometBFT URL with key`,
-    });
-  }
-  if (n.family === "evm") {
-    const url = `${origin}/node/${n.slug}`;
-    rows.push({ label: "Node (header)", display: url, copy: url, copyLabel: `Copy ${n.displayName} node URL` });
-    const shownKey = revealed ?? key?.masked ?? "<API_KEY>";
-    rows.push({
-      label: "Node (key in path)",
-      display: `${url}/${shownKey}`,
-      copy: revealed ? `${url}/${revealed}` : key ? async () => `${url}/${await getSecret()}` : `${url}/<API_KEY>`,
-      copyLabel: `Copy ${n.displayName} node URL with key`,
-    });
-  }
-  if (n.family === "move") {
-    const base = `${origin}/aptos/${n.network}`;
-    const shownKey = revealed ?? key?.masked ?? "<API_KEY>";
-    rows.push({ label: "Read API (header)", display: `${base}/v1`, copy: `${base}/v1`, copyLabel: `Copy ${n.displayName} read API URL` });
-    rows.push({
-      label: "Read API (key in path)",
-      display: `${base}/${shownKey}/v1`,
-      copy: revealed ? `${base}/${revealed}/v1` : key ? async () => `${base}/${await getSecret()}/v1` : `${base}/<API_KEY>/v1`,
-      copyLabel: `Copy ${n.displayName} read API URL with key`,
-    });
-  }
-  if (n.family === "evm" || n.family === "move") {
-    const url = `${origin}/v1/${n.protocol}/${n.network}/webhooks`;
-    rows.push({ label: "Webhooks", display: url, copy: url, copyLabel: `Copy ${n.displayName} webhooks URL` });
-  }
-  return rows;
+  return endpointEntries(n, origin).map(({ label, url, copyLabel }) => {
+    if (typeof url === "string") return { label, display: url, copy: url, copyLabel };
+    return {
+      label,
+      display: url(revealed ?? key?.masked ?? "<API_KEY>"),
+      copy: revealed ? url(revealed) : key ? async () => url(await getSecret()) : url("<API_KEY>"),
+      copyLabel,
+    };
+  });
 }
 
-function NetworkItem({ origin, network }: { origin: string; network: EndpointNetwork }) {
+function NetworkItem({ origin, network }: { origin: string; network: ClientNetwork }) {
   const rows = useRows(origin, network);
   return (
     <li className="px-5 py-4" data-network={network.slug}>
@@ -101,7 +72,7 @@ function NetworkItem({ origin, network }: { origin: string; network: EndpointNet
   );
 }
 
-export function EndpointList({ origin, networks }: { origin: string; networks: EndpointNetwork[] }) {
+export function EndpointList({ origin, networks }: { origin: string; networks: ClientNetwork[] }) {
   return (
     <section aria-labelledby="endpoints-title" className="space-y-4">
       <div className="space-y-1">
@@ -110,18 +81,15 @@ export function EndpointList({ origin, networks }: { origin: string; networks: E
         </h2>
         <p className="text-sm text-muted">Every network this deployment serves, with the URLs to call. Devnet networks run locally with their own chain ids.</p>
       </div>
-      {FAMILY_ORDER.map((family) => {
-        const items = networks.filter((n) => n.family === family);
-        if (items.length === 0) return null;
-        const { title, description } = FAMILY_TITLES[family];
-        const headingId = `family-${family}`;
+      {endpointSections(networks).map(({ family, networks: items }) => {
+        const headingId = `family-${family.id}`;
         return (
-          <section key={family} aria-labelledby={headingId} className="rounded-lg border border-line bg-surface shadow-xs">
+          <section key={family.id} aria-labelledby={headingId} className="rounded-lg border border-line bg-surface shadow-xs">
             <div className="border-b border-line px-5 py-3.5">
               <h3 id={headingId} className="text-[15px] font-semibold">
-                {title}
+                {family.overview.title}
               </h3>
-              <p className="mt-0.5 text-sm text-muted">{description}</p>
+              <p className="mt-0.5 text-sm text-muted">{family.overview.description}</p>
             </div>
             <ul className="divide-y divide-line">
               {items.map((n) => (

@@ -2,19 +2,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { APTOS_PAGE_MAX, APTOS_ROUTES, matchAptosRoute, type AptosRoute } from "@/lib/aptos/catalog";
 import { AptosApiError, parseAddress, parseBool, parseHash, parseU16, parseU64 } from "@/lib/aptos/rest";
-import {
-  APTOS_PLAYGROUND_ROUTES,
-  aptosExampleFor,
-  aptosFieldSpec,
-  aptosRequest,
-  aptosTypeSummary,
-  aptosValues,
-  checkAptosField,
-  checkAptosForm,
-  isAptosRoute,
-  type AptosExamples,
-} from "./aptos-request";
+import { aptosClient } from "@/lib/aptos/family.client";
+import type { AptosExamples } from "@/lib/aptos/examples";
+import { APTOS_PLAYGROUND_ROUTES, aptosExampleFor, aptosFieldSpec, aptosRequest, aptosTypeSummary, checkAptosField, checkAptosForm, isAptosRoute } from "@/lib/aptos/playground";
+import { formValues, type FormEditor, type ParamValues } from "@/lib/chains/descriptor";
 import { classify, curlCommand, requestUrl } from "./send";
+
+/** The tab's values: edited ones, else the defaults from the index (as the playground fills them). */
+const aptosValues = (route: AptosRoute, edits: ParamValues | undefined, ex: AptosExamples | undefined) => formValues(aptosClient.playground!.editor as FormEditor, route, edits, ex);
 
 const HASH = `0x${"ab".repeat(32)}`;
 const SENDER = `0x${"0c".repeat(32)}`;

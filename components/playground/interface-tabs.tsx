@@ -72,7 +72,8 @@ export function InterfaceTabs({ tabs, label, initialTab }: { tabs: InterfaceTab[
         })}
       </div>
       {current?.panel !== undefined ? (
-        <div role="tabpanel" id={`${base}-panel-${current.id}`} aria-labelledby={`${base}-tab-${current.id}`}>
+        // Keyed by tab: each tab's panel starts afresh (the same component may render two tabs).
+        <div key={current.id} role="tabpanel" id={`${base}-panel-${current.id}`} aria-labelledby={`${base}-tab-${current.id}`}>
           {current.panel}
         </div>
       ) : null}

@@ -4,10 +4,10 @@ import { useRef } from "react";
 import { Button } from "@/components/ui/button";
 import { Input, Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
+import type { FieldCheck, ParamExample } from "@/lib/chains/descriptor";
 import type { ParamSpec } from "@/lib/consensus/catalog";
 import type { QueryError } from "@/lib/consensus/query/parse";
-import { queryExcerpt, typeSummary, type FieldCheck } from "./request";
-import type { ParamExample } from "./types";
+import { queryExcerpt, typeSummary } from "./request";
 
 export interface ParamFieldProps {
   /** id of the control; its hint, example and error ids derive from it. */

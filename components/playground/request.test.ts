@@ -4,10 +4,11 @@ import { CONSENSUS_ENDPOINTS, CONSENSUS_METHODS } from "@/lib/consensus/catalog"
 import { parseParams } from "@/lib/consensus/params";
 import { RpcError } from "@/lib/jsonrpc/errors";
 import { EVM_METHODS, refusal } from "@/lib/evm/methods";
-import { checkParams, EVM_PLAYGROUND_METHODS, evmRequest, isEvmPlaygroundMethod, walletRpcUrl } from "./evm-request";
-import { checkField, checkForm, consensusRequest, initialValues, queryExcerpt, requestParams, typeSummary } from "./request";
+import { EVM_PLAYGROUND_METHODS, evmRequest, isEvmPlaygroundMethod, walletRpcUrl } from "@/lib/evm/playground";
+import { checkParams } from "@/lib/chains/descriptor";
+import { checkField, checkForm, consensusRequest, exampleFor, initialValues, requestParams } from "@/lib/consensus/playground";
+import { queryExcerpt, typeSummary } from "./request";
 import { curlCommand, requestUrl } from "./send";
-import { exampleFor } from "./types";
 
 const txSearch = CONSENSUS_ENDPOINTS.tx_search;
 const tx = CONSENSUS_ENDPOINTS.tx;

@@ -4,34 +4,12 @@
  * adds the key, the latest-request bookkeeping and the state.
  */
 import { errorMessage } from "@/components/api-client";
+import { encodeParam, type PlaygroundRequest } from "@/lib/chains/descriptor";
 
-/** A request to a public endpoint of this deployment. */
-export interface PlaygroundRequest {
-  method: "GET" | "POST";
-  /** Path on the public origin, such as `/rpc/babylon-mainnet/block`. */
-  path: string;
-  /** Query-string parameters, in order; encoded by requestUrl. */
-  query?: ReadonlyArray<readonly [string, string]>;
-  /** Headers besides the key, such as a body's Content-Type. */
-  headers?: Readonly<Record<string, string>>;
-  body?: string;
-  /**
-   * How the endpoint answers: a JSON-RPC envelope (the default), or a REST body that is the result
-   * itself on success and `{ message, error_code }` on an error (the Aptos read API).
-   */
-  answers?: "jsonrpc" | "rest";
-}
+export type { PlaygroundRequest };
 
 /** The header that carries the project's key. */
 export const KEY_HEADER = "X-API-KEY";
-
-/**
- * encodeURIComponent, plus the characters it leaves alone that a shell or a strict server could
- * misread: a query's single quotes must not end the single-quoted URL of a curl command.
- */
-export function encodeParam(value: string): string {
-  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
 
 /** The request's URL: relative (the browser calls its own origin) unless an origin is given. */
 export function requestUrl(request: Pick<PlaygroundRequest, "path" | "query">, origin = ""): string {
@@ -65,7 +43,7 @@ export type Outcome =
   | { kind: "http-error"; code: string | null; message: string }
   | { kind: "unexpected"; message: string };
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
+function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 

@@ -125,6 +125,11 @@ export function blockerOf(invalid: string[], missing: string[]): string | null {
   return invalid.length > 0 ? `Fix ${list(invalid)} to send.` : missing.length > 0 ? `Enter ${list(missing)} to send.` : null;
 }
 
+/** A long value (a hash, an address) cut to its start and end when longer than `max` characters. */
+export function abbreviate(value: string, max: number): string {
+  return value.length > max ? `${value.slice(0, 10)}…${value.slice(-8)}` : value;
+}
+
 /** An example value for one parameter, with the words that say where it comes from. */
 export interface ParamExample {
   value: string;
@@ -156,12 +161,37 @@ export interface FormEditor {
   example(method: string, param: string, examples: unknown): ParamExample | null;
 }
 
+/** The form's values: the edited ones, else each field's initial value. */
+export function formValues(editor: FormEditor, method: string, edits: ParamValues | undefined, examples: unknown): ParamValues {
+  return Object.fromEntries(editor.fields(method).map((f) => [f.spec.name, edits?.[f.spec.name] ?? editor.initial(method, f, examples)]));
+}
+
 /** Positional JSON-RPC params as JSON text, from a template filled with the chain's values. */
 export interface JsonParamsEditor {
   kind: "json";
   template(method: string, examples: unknown): unknown[];
   request(network: ClientNetwork, method: string, params: unknown[]): PlaygroundRequest;
   cu(method: string): number;
+}
+
+export const formatParams = (params: unknown[]): string => (params.length === 0 ? "[]" : JSON.stringify(params, null, 2));
+
+export type ParamsCheck = { ok: true; params: unknown[] } | { ok: false; error: string };
+
+/**
+ * The params text must be JSON and an array. A JSON-RPC endpoint may also take params by name (an
+ * object), but Ethereum nodes take positional params only, and the templates are arrays.
+ */
+export function checkParams(text: string): ParamsCheck {
+  if (text.trim() === "") return { ok: false, error: "Enter the params as a JSON array, such as []." };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, error: `Not valid JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (!Array.isArray(parsed)) return { ok: false, error: "The params must be a JSON array, such as [] or [\"latest\", false]." };
+  return { ok: true, params: parsed };
 }
 
 /** One row of the values read from the chain. */

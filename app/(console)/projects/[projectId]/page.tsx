@@ -2,14 +2,14 @@ import type { Metadata } from "next";
 import { projectAccess, publicOrigin } from "@/components/console/project-access";
 import { CurlExample } from "@/components/endpoints/curl-example";
 import { EndpointList } from "@/components/endpoints/endpoint-list";
-import type { EndpointNetwork } from "@/components/endpoints/types";
 import { ApiKeyCard } from "@/components/keys/api-key-card";
 import { KeyRevealProvider } from "@/components/keys/key-reveal";
 import { Badge } from "@/components/ui/badge";
 import { PageHeader } from "@/components/ui/page-header";
 import { CuSparkline } from "@/components/usage/cu-sparkline";
+import { quickStartOf } from "@/lib/chains/client";
 import { listKeys } from "@/lib/keys/service";
-import { networks } from "@/lib/networks";
+import { clientNetwork, networks } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 
 export const metadata: Metadata = { title: "Overview" };
@@ -20,17 +20,8 @@ export default async function OverviewPage({ params }: { params: Promise<{ proje
   const { user, project } = access;
   const [first] = await listKeys(user.id, project.id);
   const origin = publicOrigin();
-  const catalog: EndpointNetwork[] = networks().map((n) => ({
-    slug: n.slug,
-    family: n.family,
-    displayName: n.displayName,
-    protocol: n.protocol,
-    network: n.network,
-    chainId: String(n.activeChainId),
-    source: n.source.kind,
-  }));
-  const example = catalog.find((n) => n.slug === "ethereum-mainnet") ?? catalog.find((n) => n.family === "evm");
-
+  const catalog = networks().map(clientNetwork);
+  const quickStart = quickStartOf(catalog);
   return (
     <div className="space-y-8">
       <PageHeader
@@ -45,7 +36,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ proje
       <KeyRevealProvider projectId={project.id} primaryKey={first ? { id: first.id, name: first.name, masked: first.masked } : null}>
         <ApiKeyCard />
         <CuSparkline projectId={project.id} />
-        {example ? <CurlExample origin={origin} slug={example.slug} networkName={example.displayName} /> : null}
+        {quickStart ? <CurlExample origin={origin} network={quickStart.network} /> : null}
         <EndpointList origin={origin} networks={catalog} />
       </KeyRevealProvider>
     </div>

@@ -1,14 +1,11 @@
 /**
- * The EVM tab's request logic, free of React: the methods it offers (from the gateway's catalog),
- * their parameter templates filled from the chain's own data, checking the params JSON, the
- * request, and the viem snippet that repeats it.
+ * The EVM family's playground tab, free of React: the methods it offers (from the gateway's
+ * catalog), their parameter templates filled from the chain's own data, the request, and the viem
+ * snippet that repeats it.
  */
-import type { EvmExamples } from "@/lib/evm/examples";
-import { EVM_METHOD_SUMMARIES, EVM_METHODS } from "@/lib/evm/methods";
-import { isRecord, type PlaygroundRequest } from "./send";
-import type { PlaygroundNetwork } from "./types";
-
-export type { EvmExamples };
+import type { PlaygroundRequest } from "@/lib/chains/descriptor";
+import type { EvmExamples } from "./examples";
+import { EVM_METHOD_SUMMARIES, EVM_METHODS } from "./methods";
 
 export type EvmPlaygroundMethod = keyof typeof EVM_METHOD_SUMMARIES;
 
@@ -22,11 +19,6 @@ export function isEvmPlaygroundMethod(m: string): m is EvmPlaygroundMethod {
 /** CU of a method, from the gateway's catalog (which has every method the playground offers). */
 export function evmCu(method: EvmPlaygroundMethod): number {
   return EVM_METHODS[method]!.cu;
-}
-
-/** What the browser needs about an EVM network (never its upstream URLs). */
-export interface EvmPlaygroundNetwork extends PlaygroundNetwork {
-  currency: string;
 }
 
 /** Blocks covered by the eth_getLogs template. */
@@ -69,26 +61,6 @@ export function evmTemplate(method: EvmPlaygroundMethod, ex: EvmExamples | undef
   }
 }
 
-export const formatParams = (params: unknown[]): string => (params.length === 0 ? "[]" : JSON.stringify(params, null, 2));
-
-export type ParamsCheck = { ok: true; params: unknown[] } | { ok: false; error: string };
-
-/**
- * The params text must be JSON and an array. The endpoint also forwards params by name (an
- * object), but Ethereum nodes take positional params only, and the templates are arrays.
- */
-export function checkParams(text: string): ParamsCheck {
-  if (text.trim() === "") return { ok: false, error: "Enter the params as a JSON array, such as []." };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, error: `Not valid JSON: ${e instanceof Error ? e.message : String(e)}` };
-  }
-  if (!Array.isArray(parsed)) return { ok: false, error: "The params must be a JSON array, such as [] or [\"latest\", false]." };
-  return { ok: true, params: parsed };
-}
-
 export const nodePath = (slug: string) => `/node/${slug}`;
 
 /** A JSON-RPC 2.0 request, POSTed to the network's node endpoint. */
@@ -99,6 +71,7 @@ export function evmRequest(slug: string, method: string, params: unknown[]): Pla
 /** The RPC URL with the key in the path, as a wallet takes it. */
 export const walletRpcUrl = (origin: string, slug: string, key: string) => `${origin}${nodePath(slug)}/${key}`;
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isHex = (v: unknown): v is string => typeof v === "string" && /^0x[0-9a-fA-F]*$/.test(v);
 const BLOCK_TAGS = ["latest", "earliest", "pending", "safe", "finalized"];
 

@@ -1,28 +1,19 @@
 /**
- * The Aptos tab's request logic, free of React: the routes it offers (from the read API's
- * catalog), each parameter's field checked with the rules the endpoint applies, values filled from
- * the network's index, and the request the form makes.
+ * The Move family's playground tab (the Aptos read API), free of React: the routes it offers (from
+ * the read API's catalog), each parameter's field checked with the rules the endpoint applies,
+ * values filled from the network's index, and the request the form makes.
  */
-import { APTOS_PAGE_DEFAULT, APTOS_PAGE_MAX, APTOS_ROUTES, type AptosParamSpec, type AptosRoute } from "@/lib/aptos/catalog";
-import type { AptosExamples } from "@/lib/aptos/examples";
-import { parseAddress, parseHash, parseU64 } from "@/lib/aptos/rest";
+import { blockerOf, encodeParam, type FieldCheck, type FormCheck, type ParamExample, type ParamValues, type PlaygroundRequest } from "@/lib/chains/descriptor";
 import type { ParamSpec } from "@/lib/consensus/catalog";
-import { list, type FieldCheck, type FormCheck, type ParamValues } from "./request";
-import { encodeParam, type PlaygroundRequest } from "./send";
-import type { ParamExample, PlaygroundNetwork } from "./types";
-
-export type { AptosExamples, AptosRoute };
+import { APTOS_PAGE_DEFAULT, APTOS_PAGE_MAX, APTOS_ROUTES, type AptosParamSpec, type AptosRoute } from "./catalog";
+import type { AptosExamples } from "./examples";
+import { parseAddress, parseHash, parseU64 } from "./rest";
 
 /** The routes the playground offers: every route of the catalog, in its order. */
 export const APTOS_PLAYGROUND_ROUTES = Object.keys(APTOS_ROUTES) as AptosRoute[];
 
 export function isAptosRoute(r: string): r is AptosRoute {
   return Object.hasOwn(APTOS_ROUTES, r);
-}
-
-/** What the browser needs about an Aptos network: `path` is its URL segment (`testnet`). */
-export interface AptosPlaygroundNetwork extends PlaygroundNetwork {
-  path: string;
 }
 
 /** How a parameter is typed and checked. */
@@ -141,8 +132,7 @@ export function checkAptosForm(route: AptosRoute, values: ParamValues): FormChec
     if (check.missing) missing.push(p.name);
     if (check.error) invalid.push(p.name);
   }
-  const blocker = invalid.length > 0 ? `Fix ${list(invalid)} to send.` : missing.length > 0 ? `Enter ${list(missing)} to send.` : null;
-  return { checks, blocker, cu: APTOS_ROUTES[route].cu };
+  return { checks, blocker: blockerOf(invalid, missing), cu: APTOS_ROUTES[route].cu };
 }
 
 /**
@@ -185,7 +175,3 @@ export function aptosDefaultValue(p: AptosParamSpec, ex: AptosExamples | undefin
   return isRequired(p) ? (aptosExampleFor(p.name, ex)?.value ?? "") : "";
 }
 
-/** The form's values: edited ones, else the defaults from the index. */
-export function aptosValues(route: AptosRoute, edits: ParamValues | undefined, ex: AptosExamples | undefined): ParamValues {
-  return Object.fromEntries(APTOS_ROUTES[route].params.map((p) => [p.name, edits?.[p.name] ?? aptosDefaultValue(p, ex)]));
-}
