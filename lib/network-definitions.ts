@@ -5,7 +5,8 @@
  * build on it without depending on each other in a cycle.
  */
 
-export type Family = "consensus" | "evm" | "move";
+/** A chain family's id, as lib/chains/registry.ts lists the families: consensus, evm, move. */
+export type Family = string;
 export type EventType = "TRANSACTION" | "LOG" | "BLOCK_PERIOD";
 
 export interface NetworkDefinition {
@@ -34,9 +35,11 @@ export interface NetworkDefinition {
    */
   devnetFinalityDepth: number;
   eventTypes: readonly EventType[];
+  /** Whether UPSTREAM_* may also name ws(s) URLs (a CometBFT node's, which its client reads over HTTP). */
+  upstreamWebSockets: boolean;
 }
 
-type Def = Omit<NetworkDefinition, "slug" | "recordCase" | "eventTypes" | "devnetFinalityDepth">;
+type Def = Omit<NetworkDefinition, "slug" | "recordCase" | "eventTypes" | "devnetFinalityDepth" | "upstreamWebSockets">;
 
 /**
  * Finality depth of the EVM devnets (anvil; Kaia's 1 stays 1): deep enough that isInstant false
@@ -52,6 +55,7 @@ const evm = (d: Omit<Def, "family">): NetworkDefinition => ({
   recordCase: "upper",
   eventTypes: ["LOG", "BLOCK_PERIOD"],
   devnetFinalityDepth: Math.min(EVM_DEVNET_FINALITY_DEPTH, d.finalityDepth),
+  upstreamWebSockets: false,
 });
 
 /** Every network the service knows, in the order the console lists them. */
@@ -70,6 +74,7 @@ export const NETWORK_DEFINITIONS: readonly NetworkDefinition[] = [
       finalityDepth: 0,
       devnetFinalityDepth: 0,
       eventTypes: [],
+      upstreamWebSockets: true,
     }),
   ),
   evm({ protocol: "ethereum", network: "mainnet", displayName: "Ethereum Mainnet", chainId: 1, devnetChainId: 990001, currency: "ETH", finalityDepth: 64 }),
@@ -99,6 +104,7 @@ export const NETWORK_DEFINITIONS: readonly NetworkDefinition[] = [
       finalityDepth: 0,
       devnetFinalityDepth: 0,
       eventTypes: ["TRANSACTION", "BLOCK_PERIOD"],
+      upstreamWebSockets: false,
     }),
   ),
 ];
@@ -112,12 +118,12 @@ export function upstreamVariable(d: Pick<NetworkDefinition, "protocol" | "networ
  * and the Aptos follower (fullnode REST API) speak HTTP; a consensus follower also takes a ws(s)
  * URL. Returns the problem in words when a URL has another scheme.
  */
-function parseUpstreamUrls(d: Pick<NetworkDefinition, "family">, raw: string | undefined): { urls: string[] } | { error: string } {
+function parseUpstreamUrls(d: Pick<NetworkDefinition, "upstreamWebSockets">, raw: string | undefined): { urls: string[] } | { error: string } {
   const urls = (raw ?? "")
     .split(",")
     .map((u) => u.trim())
     .filter(Boolean);
-  const websockets = d.family === "consensus";
+  const websockets = d.upstreamWebSockets;
   const schemes = websockets ? /^(https?|wss?):\/\//i : /^https?:\/\//i;
   const bad = urls.find((url) => !schemes.test(url));
   if (bad !== undefined) return { error: `"${bad}" is not an ${websockets ? "http(s) or ws(s)" : "http(s)"} URL` };

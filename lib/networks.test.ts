@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { inFamily } from "@/lib/chains/client";
 import { buildCatalog, recordNames } from "./networks";
 
 describe("network catalog", () => {
@@ -6,14 +7,14 @@ describe("network catalog", () => {
 
   it("has the 17 networks of the design: 2 consensus, 13 EVM, 2 Move", () => {
     expect(catalog).toHaveLength(17);
-    expect(catalog.filter((n) => n.family === "consensus").map((n) => n.slug)).toEqual(["babylon-mainnet", "babylon-testnet"]);
-    expect(catalog.filter((n) => n.family === "evm")).toHaveLength(13);
-    expect(catalog.filter((n) => n.family === "move").map((n) => n.slug)).toEqual(["aptos-mainnet", "aptos-testnet"]);
+    expect(catalog.filter(inFamily("consensus")).map((n) => n.slug)).toEqual(["babylon-mainnet", "babylon-testnet"]);
+    expect(catalog.filter(inFamily("evm"))).toHaveLength(13);
+    expect(catalog.filter(inFamily("move")).map((n) => n.slug)).toEqual(["aptos-mainnet", "aptos-testnet"]);
     expect(new Set(catalog.map((n) => n.slug)).size).toBe(17);
   });
 
   it("knows the real EVM chain ids and never uses one for a devnet", () => {
-    const ids = Object.fromEntries(catalog.filter((n) => n.family === "evm").map((n) => [n.slug, n.chainId]));
+    const ids = Object.fromEntries(catalog.filter(inFamily("evm")).map((n) => [n.slug, n.chainId]));
     expect(ids).toEqual({
       "ethereum-mainnet": 1, "ethereum-sepolia": 11155111, "ethereum-holesky": 17000,
       "arbitrum-mainnet": 42161, "arbitrum-sepolia": 421614, "base-mainnet": 8453, "base-sepolia": 84532,

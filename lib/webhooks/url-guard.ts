@@ -12,6 +12,7 @@
  * WEBHOOK_ALLOW_PRIVATE_URLS and WEBHOOK_HTTPS_ONLY (lib/env.ts) relax or tighten this.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { isIPv6 } from "node:net";
 import { promisify } from "node:util";
 import ipaddr from "ipaddr.js";
 import { getEnv, webhookPrivateUrlsAllowed, type Env } from "@/lib/env";
@@ -188,7 +189,7 @@ export async function resolveDeliveryTarget(raw: string, policy: UrlPolicy = url
     }
   }
   const first = addresses[0]!;
-  return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+  return { url, address: first.address, family: isIPv6(first.address) ? 6 : 4 };
 }
 
 /**
