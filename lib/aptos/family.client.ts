@@ -1,5 +1,5 @@
 /** What the browser knows of the Move family (the Aptos fullnode REST read API): see lib/chains/descriptor.ts. */
-import { abbreviate, type ClientFamily, type ExampleRow } from "@/lib/chains/descriptor";
+import { abbreviate, headerAndPathUrls, type ClientFamily, type ExampleRow } from "@/lib/chains/descriptor";
 import { APTOS_ROUTES, type AptosRoute } from "./catalog";
 import type { AptosExamples } from "./examples";
 import { APTOS_PLAYGROUND_ROUTES, aptosDefaultValue, aptosExampleFor, aptosFieldSpec, aptosPlaceholder, aptosRequest, aptosTypeSummary, checkAptosForm } from "./playground";
@@ -27,10 +27,7 @@ export const aptosClient: ClientFamily = {
     title: "Move (Aptos)",
     description:
       "Aptos fullnode REST read API: send your key in the X-API-KEY header or as Authorization: Bearer, or put it in the path for tools that take only a URL. Transaction webhooks.",
-    endpoints: (n, origin) => [
-      { label: "Read API (header)", url: `${apiBase(origin, n.network)}/v1`, copyLabel: `Copy ${n.displayName} read API URL` },
-      { label: "Read API (key in path)", url: (key) => `${apiBase(origin, n.network)}/${key}/v1`, copyLabel: `Copy ${n.displayName} read API URL with key` },
-    ],
+    endpoints: (n, origin) => headerAndPathUrls(n, "Read API", "read API URL", `${apiBase(origin, n.network)}/v1`, (key) => `${apiBase(origin, n.network)}/${key}/v1`),
   },
   playground: {
     tab: "Aptos (fullnode REST)",

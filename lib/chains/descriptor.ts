@@ -36,6 +36,17 @@ export interface EndpointEntry {
   copyLabel: string;
 }
 
+/**
+ * One API's URL twice: with the key in the X-API-KEY header (`header`), and with the key in the
+ * path (`withKey`), for clients that take only a URL. `name`: "Node"; `what`: "node URL".
+ */
+export function headerAndPathUrls(network: ClientNetwork, name: string, what: string, header: string, withKey: (key: string) => string): EndpointEntry[] {
+  return [
+    { label: `${name} (header)`, url: header, copyLabel: `Copy ${network.displayName} ${what}` },
+    { label: `${name} (key in path)`, url: withKey, copyLabel: `Copy ${network.displayName} ${what} with key` },
+  ];
+}
+
 export interface ClientFamily {
   /** The family's id, as networks name it (`family`). */
   id: string;

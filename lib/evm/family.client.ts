@@ -1,5 +1,5 @@
 /** What the browser knows of the EVM family (JSON-RPC at /node): see lib/chains/descriptor.ts. */
-import { abbreviate, type ClientFamily, type ClientNetwork, type ExampleRow } from "@/lib/chains/descriptor";
+import { abbreviate, headerAndPathUrls, type ClientFamily, type ClientNetwork, type ExampleRow } from "@/lib/chains/descriptor";
 import type { EvmExamples } from "./examples";
 import { EVM_METHOD_SUMMARIES } from "./methods";
 import { EVM_PLAYGROUND_METHODS, evmCu, evmRequest, evmTemplate, viemSnippet, walletRpcUrl, type EvmPlaygroundMethod } from "./playground";
@@ -28,10 +28,7 @@ export const evmClient: ClientFamily = {
   overview: {
     title: "EVM JSON-RPC",
     description: "Ethereum JSON-RPC. Send your key in the X-API-KEY header, or append it to the URL path for clients that cannot set headers.",
-    endpoints: (n, origin) => [
-      { label: "Node (header)", url: nodeUrl(origin, n.slug), copyLabel: `Copy ${n.displayName} node URL` },
-      { label: "Node (key in path)", url: (key) => `${nodeUrl(origin, n.slug)}/${key}`, copyLabel: `Copy ${n.displayName} node URL with key` },
-    ],
+    endpoints: (n, origin) => headerAndPathUrls(n, "Node", "node URL", nodeUrl(origin, n.slug), (key) => `${nodeUrl(origin, n.slug)}/${key}`),
     quickStart: {
       asks: "for its chain id",
       command: (origin, n, key) =>

@@ -9,6 +9,7 @@
  */
 import { Pool, type Dispatcher } from "undici";
 import { componentLogger, type Logger } from "@/lib/log";
+import type { Network } from "@/lib/networks";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const UNHEALTHY_FOR_MS = 30_000;
@@ -243,6 +244,17 @@ export class UpstreamPool {
     return this.targets.map((t) => ({ origin: t.origin, unhealthy: t.unhealthyUntil > now, ...(t.leftOut ? { leftOut: t.leftOut } : {}) }));
   }
 
+  /** A node for log lines and errors: its origin (safe to log), numbered when there are several. */
+  label(index: number): string {
+    const origin = this.targets[index]?.origin ?? "?";
+    return this.targets.length > 1 ? `#${index + 1} ${origin}` : origin;
+  }
+
+  /** Every node, as label() names it. */
+  labels(): string[] {
+    return this.targets.map((t) => this.label(t.index));
+  }
+
   /** Closes the kept-alive connections (calls in flight finish first). */
   async close(): Promise<void> {
     await Promise.all(this.targets.map((t) => t.client.close()));
@@ -406,4 +418,22 @@ export function parseJson(response: UpstreamResponse): unknown {
   } catch {
     throw new NodeFailure(`HTTP ${response.status} with a body that is not JSON`);
   }
+}
+
+/**
+ * One client per network's upstream nodes in the process, so that every caller shares its health
+ * marks: `build` makes it from the network's URLs, again when the catalog names other URLs.
+ */
+export function clientPerNetwork<C>(build: (network: Network, urls: readonly string[]) => C): (network: Network) => C {
+  const clients = new Map<string, C>();
+  return (network) => {
+    if (network.source.kind !== "upstream") throw new Error(`${network.slug} has no upstream (set ${network.upstreamVariable})`);
+    const key = `${network.slug} ${network.source.urls.join(" ")}`;
+    let client = clients.get(key);
+    if (!client) {
+      client = build(network, network.source.urls);
+      clients.set(key, client);
+    }
+    return client;
+  };
 }

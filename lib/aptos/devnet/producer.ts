@@ -1,6 +1,7 @@
-import { componentLogger, type Logger } from "@/lib/log";
+import { produceDevnetBlocks, type DevnetProducerOptions } from "@/lib/chains/devnet-producer";
+import { componentLogger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
-import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
+import type { WorkerHandle } from "@/lib/workers/worker";
 import { aptosCursor, APTOS_INDEX_KIND, pruneAptosIndex, storeAptosBlocks, type AptosCursor } from "../store";
 import type { IngestBlock } from "../types";
 import { buildBlock, devnetStateSchema, genesisBlock, userTxCountFor, type DevnetChain, type DevnetState } from "./chain";
@@ -45,52 +46,41 @@ const nowUs = () => BigInt(Date.now()) * 1000n;
 /** The devnet prunes its oldest blocks once per this many blocks (or per `keepBlocks`, when fewer). */
 const PRUNE_EVERY = 1000n;
 
-export interface AptosProducerOptions {
-  databaseUrl: string;
-  blockTimeMs: number;
+export interface AptosProducerOptions extends DevnetProducerOptions {
   /** Blocks kept; older ones are removed as it goes, so the index answers like a pruned fullnode. 0 keeps all. */
   keepBlocks?: number;
-  /** Receives the producer's lines and its worker's (for tests); default: componentLogger("aptos", { network }). */
-  logger?: Logger;
 }
 
 /**
- * Produces a block every `blockTimeMs` for an Aptos network that has no upstream. Only one
- * process produces per network: the leader of its index writer (others wait and take over if it
- * stops). A restart resumes from the stored cursor, balances and sequence numbers included.
- * With `keepBlocks`, the oldest blocks are removed as it goes, as a fullnode prunes its history.
+ * Produces a block every `blockTimeMs` for an Aptos network that has no upstream
+ * (lib/chains/devnet-producer.ts). A restart resumes from the stored cursor, balances and sequence
+ * numbers included. With `keepBlocks`, the oldest blocks are removed as it goes, as a fullnode
+ * prunes its history.
  */
 export function startAptosDevnetProducer(network: Network, opts: AptosProducerOptions): WorkerHandle {
   const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
   const log = opts.logger ?? componentLogger("aptos", { network: network.slug });
-  return startWorker<Position>({
-    kind: APTOS_INDEX_KIND,
-    key: network.slug,
-    leader: { databaseUrl: opts.databaseUrl },
-    logger: opts.logger,
-    async init() {
-      const position = await resume(network);
-      if (position === "foreign") {
-        log.warn("the index holds another chain (an upstream's); not producing devnet blocks on top of it");
-        return WORKER_DONE;
-      }
-      log.info(`producing devnet blocks from height ${position.cursor?.nextHeight ?? 0} (chain id ${chain.chainId})`);
-      return position;
+  const keep = BigInt(opts.keepBlocks ?? 0);
+  const every = keep < PRUNE_EVERY ? keep : PRUNE_EVERY;
+  return produceDevnetBlocks<Position>(
+    network.slug,
+    {
+      kind: APTOS_INDEX_KIND,
+      chainId: chain.chainId,
+      resume: () => resume(network),
+      nextHeight: (p) => p.cursor?.nextHeight ?? 0n,
+      async produce(p) {
+        const height = p.cursor ? BigInt(p.cursor.nextHeight) : 0n;
+        const { block, next } = nextBlock(chain, p, nowUs(), userTxCountFor(height));
+        await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor });
+        p.cursor = next.cursor;
+        p.state = next.state;
+        if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n);
+      },
     },
-    async step(p) {
-      const started = Date.now();
-      const height = p.cursor ? BigInt(p.cursor.nextHeight) : 0n;
-      const { block, next } = nextBlock(chain, p, nowUs(), userTxCountFor(height));
-      await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor });
-      p.cursor = next.cursor;
-      p.state = next.state;
-      const keep = BigInt(opts.keepBlocks ?? 0);
-      const every = keep < PRUNE_EVERY ? keep : PRUNE_EVERY;
-      if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n);
-      return Math.max(0, opts.blockTimeMs - (Date.now() - started));
-    },
-    classify: () => ({ what: "block production failed" }),
-  });
+    opts,
+    log,
+  );
 }
 
 /**

@@ -5,8 +5,7 @@
  */
 import { z } from "zod";
 import type { Logger } from "@/lib/log";
-import type { Network } from "@/lib/networks";
-import { NodeFailure, parseJson, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
+import { clientPerNetwork, NodeFailure, parseJson, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
 
 /** The node answered with an error of the API (`{ message, error_code }`): an answer, not a failure of the node. */
 export class AptosNodeError extends Error {
@@ -107,8 +106,7 @@ export class AptosNodeClient {
 
   /** The nodes, by origin only (safe to log), numbered when there are several. */
   get labels(): string[] {
-    const nodes = this.pool.health();
-    return nodes.map((n, i) => (nodes.length > 1 ? `#${i + 1} ${n.origin}` : n.origin));
+    return this.pool.labels();
   }
 
   private async get<S extends z.ZodType>(what: string, path: string | undefined, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
@@ -139,16 +137,5 @@ export class AptosNodeClient {
   }
 }
 
-const clients = new Map<string, AptosNodeClient>();
-
 /** The client of a network's upstream nodes, one per process (every caller shares its health marks). */
-export function aptosUpstreamClient(network: Network): AptosNodeClient {
-  if (network.source.kind !== "upstream") throw new Error(`${network.slug} has no upstream (set ${network.upstreamVariable})`);
-  const key = `${network.slug} ${network.source.urls.join(" ")}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new AptosNodeClient(network.source.urls, { chainId: Number(network.chainId), network: network.slug });
-    clients.set(key, client);
-  }
-  return client;
-}
+export const aptosUpstreamClient = clientPerNetwork((network, urls) => new AptosNodeClient(urls, { chainId: Number(network.chainId), network: network.slug }));

@@ -1,7 +1,8 @@
+import { produceDevnetBlocks, type DevnetProducerOptions } from "@/lib/chains/devnet-producer";
 import { db } from "@/lib/db/client";
-import { componentLogger, type Logger } from "@/lib/log";
+import { componentLogger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
-import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
+import type { WorkerHandle } from "@/lib/workers/worker";
 import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { BlockResult, TxResult } from "../types";
 import { appHashAfter, buildBlock, devnetChain, lastResultsHash, type DevnetChain, type PreviousBlock } from "./chain";
@@ -33,49 +34,39 @@ async function resumeFrom(chain: DevnetChain): Promise<PreviousBlock | null | "f
   };
 }
 
-export interface ProducerOptions {
-  databaseUrl: string;
-  blockTimeMs: number;
-  /** Receives the producer's lines and its worker's (for tests); default: componentLogger("consensus", { network }) and the worker's own. */
-  logger?: Logger;
-}
+export type ProducerOptions = DevnetProducerOptions;
 
 export type ProducerHandle = WorkerHandle;
 
 /**
- * Produces a block every `blockTimeMs` for a consensus network that has no upstream. Only one
- * process produces per network: the leader of its index writer (others wait and take over if it
- * stops).
+ * Produces a block every `blockTimeMs` for a consensus network that has no upstream
+ * (lib/chains/devnet-producer.ts).
  */
 export function startDevnetProducer(network: Network, opts: ProducerOptions): ProducerHandle {
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   const log = opts.logger ?? componentLogger("consensus", { network: network.slug });
-  return startWorker<{ prev: PreviousBlock | null }>({
-    kind: INDEX_WRITER_KIND,
-    key: network.slug,
-    leader: { databaseUrl: opts.databaseUrl },
-    logger: opts.logger,
-    async init() {
-      const head = await resumeFrom(chain);
-      if (head === "foreign") {
-        log.warn("the index holds blocks of another chain (an upstream's); not producing devnet blocks on top of them");
-        return WORKER_DONE;
-      }
-      log.info(`producing devnet blocks from height ${head ? head.height + 1n : 1n} (chain id ${chain.chainId})`);
-      return { prev: head };
+  return produceDevnetBlocks<{ prev: PreviousBlock | null }>(
+    network.slug,
+    {
+      kind: INDEX_WRITER_KIND,
+      chainId: chain.chainId,
+      resume: async () => {
+        const head = await resumeFrom(chain);
+        return head === "foreign" ? head : { prev: head };
+      },
+      nextHeight: ({ prev }) => (prev ? prev.height + 1n : 1n),
+      async produce(state) {
+        const { prev } = state;
+        const time = new Date(Math.max(Date.now(), prev ? prev.time.getTime() + 1 : 0));
+        const height = prev ? prev.height + 1n : 1n;
+        const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
+        await insertBlocks(network.slug, [block]);
+        state.prev = next;
+      },
     },
-    async step(state) {
-      const { prev } = state;
-      const started = Date.now();
-      const time = new Date(Math.max(started, prev ? prev.time.getTime() + 1 : 0));
-      const height = prev ? prev.height + 1n : 1n;
-      const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
-      await insertBlocks(network.slug, [block]);
-      state.prev = next;
-      return Math.max(0, opts.blockTimeMs - (Date.now() - started));
-    },
-    classify: () => ({ what: "block production failed" }),
-  });
+    opts,
+    log,
+  );
 }
 
 /**

@@ -3,8 +3,7 @@
  * upstream pool, every answer checked against the schema of what we read.
  */
 import type { z } from "zod";
-import type { Network } from "@/lib/networks";
-import { NodeFailure, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
+import { clientPerNetwork, NodeFailure, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
 import { INTERNAL_ERROR, RpcError, STANDARD_CODES } from "@/lib/jsonrpc/errors";
 import { blockResultsSchema, cometBlockSchema, consensusParamsSchema, netInfoSchema, statusSchema } from "./comet";
 
@@ -74,11 +73,9 @@ type Params = Record<string, bigint | number | undefined>;
 
 export class CometClient {
   private readonly pool: UpstreamPool;
-  private readonly count: number;
 
   constructor(urls: readonly string[], opts: CometClientOptions = {}) {
     if (urls.length === 0) throw new Error("CometClient: no node URL given");
-    this.count = urls.length;
     this.pool = new UpstreamPool(urls.map(httpUrl), {
       network: opts.network ?? "consensus",
       timeoutMs: opts.timeoutMs,
@@ -87,19 +84,14 @@ export class CometClient {
     });
   }
 
-  /** Origin only, numbered when there are several nodes. */
-  private label(index: number, origin: string): string {
-    return this.count > 1 ? `#${index + 1} ${origin}` : origin;
-  }
-
-  /** The nodes, by origin only (safe to log). */
+  /** The nodes, by origin only (safe to log), numbered when there are several. */
   get labels(): string[] {
-    return this.pool.health().map((n, i) => this.label(i, n.origin));
+    return this.pool.labels();
   }
 
   /** Labels of the nodes that are currently passed over. */
   unhealthy(): string[] {
-    return this.pool.health().flatMap((n, i) => (n.unhealthy ? [this.label(i, n.origin)] : []));
+    return this.pool.health().flatMap((n, i) => (n.unhealthy ? [this.pool.label(i)] : []));
   }
 
   /**
@@ -133,7 +125,7 @@ export class CometClient {
       });
       return result;
     } catch (e) {
-      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.label(f.index, f.origin)}: ${f.reason}`));
+      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.pool.label(f.index)}: ${f.reason}`));
       throw e;
     }
   }
@@ -186,7 +178,7 @@ export class CometClient {
         },
       });
     } catch (e) {
-      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.label(f.index, f.origin)}: ${f.reason}`));
+      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.pool.label(f.index)}: ${f.reason}`));
       throw e;
     }
   }
@@ -200,16 +192,5 @@ export class CometClient {
   }
 }
 
-const clients = new Map<string, CometClient>();
-
 /** The client of a network's upstream nodes, one per process (so every caller shares its health marks). */
-export function upstreamClient(network: Network): CometClient {
-  if (network.source.kind !== "upstream") throw new Error(`${network.slug} has no upstream (set ${network.upstreamVariable})`);
-  const key = `${network.slug} ${network.source.urls.join(" ")}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new CometClient(network.source.urls, { network: network.slug });
-    clients.set(key, client);
-  }
-  return client;
-}
+export const upstreamClient = clientPerNetwork((network, urls) => new CometClient(urls, { network: network.slug }));
