@@ -59,6 +59,20 @@ function placeholderOf(spec: ParamSpec): string | undefined {
   return spec.default !== undefined ? `${spec.default} (default)` : undefined;
 }
 
+/** The parameter's example from the chain, and a button that puts it in the field. */
+function ExampleRow({ id, name, example, onUse }: { id: string; name: string; example: ParamExample; onUse: (value: string) => void }) {
+  return (
+    <div className="flex flex-wrap items-center gap-2 text-xs text-muted">
+      <p id={id} className="min-w-0">
+        Example ({example.description}): <code className="font-mono break-all text-fg">{example.value}</code>
+      </p>
+      <Button variant="secondary" size="sm" className="h-7" aria-label={`Use example ${name}`} onClick={() => onUse(example.value)}>
+        Use example
+      </Button>
+    </div>
+  );
+}
+
 /** One parameter of the catalog as a labelled control: its type decides the widget. */
 export function ParamField({ id, spec, value, check, example, onChange, summary, placeholder }: ParamFieldProps) {
   const input = useRef<HTMLInputElement>(null);
@@ -91,16 +105,7 @@ export function ParamField({ id, spec, value, check, example, onChange, summary,
     </p>
   );
 
-  const exampleRow = example ? (
-    <div className="flex flex-wrap items-center gap-2 text-xs text-muted">
-      <p id={exampleId} className="min-w-0">
-        Example ({example.description}): <code className="font-mono break-all text-fg">{example.value}</code>
-      </p>
-      <Button variant="secondary" size="sm" className="h-7" aria-label={`Use example ${spec.name}`} onClick={() => onChange(example.value)}>
-        Use example
-      </Button>
-    </div>
-  ) : null;
+  const exampleRow = example ? <ExampleRow id={exampleId} name={spec.name} example={example} onUse={onChange} /> : null;
 
   const errorRow = error ? (
     <p id={errorId} data-testid={`param-error-${spec.name}`} className="flex items-start gap-1.5 text-xs font-medium text-danger-text">

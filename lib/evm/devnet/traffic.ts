@@ -50,42 +50,56 @@ const NOTES = ["gm", "hello", "ping", "blockgate", "devnet", "heartbeat", "probe
 const randomInt = (n: number) => Math.floor(Math.random() * n);
 const errorMessage = (e: unknown) => (e instanceof BaseError ? e.shortMessage : e instanceof Error ? e.message : String(e));
 
-export async function startTrafficGenerator(opts: TrafficOptions): Promise<TrafficGenerator> {
-  const intervalMs = opts.intervalMs ?? 2000;
-  const log = (opts.logger ?? componentLogger("evm-devnet")).child({ network: opts.network, part: "traffic" });
-  const transport = http(opts.rpcUrl, { timeout: 10_000, retryCount: 1 });
+/** The devnet through viem: reads, anvil's unlocked accounts sending, and anvil's own methods. */
+function connect(rpcUrl: string) {
+  const transport = http(rpcUrl, { timeout: 10_000, retryCount: 1 });
   const pollingInterval = 250;
-  const publicClient = createPublicClient({ transport, pollingInterval });
-  const walletClient = createWalletClient({ transport, pollingInterval });
-  const testClient = createTestClient({ mode: "anvil", transport, pollingInterval });
-
-  const accounts = (await walletClient.getAddresses()).map((a) => getAddress(a));
-  const deployer = accounts[0];
-  if (!deployer || accounts.length < 2) {
-    throw new Error(`${opts.network}: the devnet has ${accounts.length} unlocked account(s); traffic needs at least 2`);
-  }
-  const holders = accounts.slice(0, HOLDERS);
-
-  const waitForReceipts = async (hashes: Hash[], what: string) => {
-    for (const hash of hashes) {
-      const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
-      if (receipt.status !== "success") throw new Error(`${opts.network}: ${what} reverted (tx ${hash})`);
-    }
+  return {
+    pollingInterval,
+    publicClient: createPublicClient({ transport, pollingInterval }),
+    walletClient: createWalletClient({ transport, pollingInterval }),
+    testClient: createTestClient({ mode: "anvil", transport, pollingInterval }),
   };
+}
 
-  // ---- Contracts: reuse CREATE(deployer, 0) and CREATE(deployer, 1) when they hold our code. ----
+type Devnet = ReturnType<typeof connect>;
 
-  // A previous generator may have left transactions of the deployer in the mempool; let them be
-  // mined so that code checks and nonces below see the settled state.
+/** What a round of traffic works with. */
+interface Traffic {
+  devnet: Devnet;
+  network: string;
+  log: Logger;
+  deployer: Address;
+  holders: Address[];
+  token: Address;
+  emitter: Address;
+}
+
+async function waitForReceipts(devnet: Devnet, network: string, hashes: Hash[], what: string): Promise<void> {
+  for (const hash of hashes) {
+    const receipt = await devnet.publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
+    if (receipt.status !== "success") throw new Error(`${network}: ${what} reverted (tx ${hash})`);
+  }
+}
+
+/**
+ * A previous generator may have left transactions of the deployer in the mempool; lets them be
+ * mined (for up to 15 s) so that code checks and nonces see the settled state.
+ */
+async function settle(devnet: Devnet, deployer: Address): Promise<void> {
   for (let until = Date.now() + 15_000; Date.now() < until; ) {
     const [latest, pending] = await Promise.all([
-      publicClient.getTransactionCount({ address: deployer, blockTag: "latest" }),
-      publicClient.getTransactionCount({ address: deployer, blockTag: "pending" }),
+      devnet.publicClient.getTransactionCount({ address: deployer, blockTag: "latest" }),
+      devnet.publicClient.getTransactionCount({ address: deployer, blockTag: "pending" }),
     ]);
-    if (latest === pending) break;
-    await new Promise((r) => setTimeout(r, pollingInterval));
+    if (latest === pending) return;
+    await new Promise((r) => setTimeout(r, devnet.pollingInterval));
   }
+}
 
+/** The token and the emitter: reused at CREATE(deployer, 0) and CREATE(deployer, 1) when they hold our code, else deployed. */
+async function deployContracts(devnet: Devnet, deployer: Address, network: string, log: Logger): Promise<{ token: Address; emitter: Address }> {
+  const { publicClient, walletClient } = devnet;
   const specs = [
     { key: "token", name: "BlockgateToken", artifact: BlockgateToken, nonce: DEVNET_CONTRACTS.token.deployerNonce },
     { key: "emitter", name: "Emitter", artifact: Emitter, nonce: DEVNET_CONTRACTS.emitter.deployerNonce },
@@ -121,100 +135,126 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
   for (const d of deploys) {
     const receipt = await publicClient.waitForTransactionReceipt({ hash: d.hash, timeout: RECEIPT_TIMEOUT_MS });
     if (receipt.status !== "success" || !receipt.contractAddress) {
-      throw new Error(`${opts.network}: deploying the ${d.key} contract failed (tx ${d.hash})`);
+      throw new Error(`${network}: deploying the ${d.key} contract failed (tx ${d.hash})`);
     }
     found[d.key] = getAddress(receipt.contractAddress);
   }
-  const token = found.token;
-  const emitter = found.emitter;
-  if (!token || !emitter) throw new Error(`${opts.network}: devnet contracts missing after deployment`);
+  const { token, emitter } = found;
+  if (!token || !emitter) throw new Error(`${network}: devnet contracts missing after deployment`);
   log.info(
     deploys.length > 0
       ? `deployed ${deploys.map((d) => d.key).join(" and ")}; token ${token}, emitter ${emitter}`
       : `token ${token}, emitter ${emitter} (already deployed)`,
   );
+  return { token, emitter };
+}
 
-  // ---- Tokens for every holder, once. ----
-  const balanceOf = (account: Address) =>
-    publicClient.readContract({ address: token, abi: BlockgateToken.abi, functionName: "balanceOf", args: [account] });
-  const transfer = (from: Address, to: Address, amount: bigint) =>
-    walletClient.writeContract({ address: token, abi: BlockgateToken.abi, functionName: "transfer", args: [to, amount], account: from, chain: null });
+const balanceOf = (t: Traffic, account: Address) => t.devnet.publicClient.readContract({ address: t.token, abi: BlockgateToken.abi, functionName: "balanceOf", args: [account] });
+const transfer = (t: Traffic, from: Address, to: Address, amount: bigint) =>
+  t.devnet.walletClient.writeContract({ address: t.token, abi: BlockgateToken.abi, functionName: "transfer", args: [to, amount], account: from, chain: null });
+
+/** Tokens for every holder without any, once. */
+async function grantTokens(t: Traffic): Promise<void> {
   const grants: Hash[] = [];
-  for (const holder of holders.slice(1)) {
-    if ((await balanceOf(holder)) !== 0n) continue;
-    grants.push(await transfer(deployer, holder, HOLDER_GRANT));
+  for (const holder of t.holders.slice(1)) {
+    if ((await balanceOf(t, holder)) !== 0n) continue;
+    grants.push(await transfer(t, t.deployer, holder, HOLDER_GRANT));
   }
-  await waitForReceipts(grants, "a token grant");
-  if (grants.length > 0) log.info(`gave ${grants.length} account(s) 10,000,000 BGT each`);
+  await waitForReceipts(t.devnet, t.network, grants, "a token grant");
+  if (grants.length > 0) t.log.info(`gave ${grants.length} account(s) 10,000,000 BGT each`);
+}
 
-  // ---- The loop. ----
-  let stopped = false;
+/** Where the rounds stand: pausing while the mempool is full, and whether the node answers txpool_status. */
+interface Rounds {
+  stopped: boolean;
+  backlogged: boolean;
+  txpoolStatus: boolean;
+  round: number;
+}
+
+/** Whether the mempool holds too much to add more now (said once per backlog). */
+async function backlogged(t: Traffic, rounds: Rounds): Promise<boolean> {
+  if (!rounds.txpoolStatus) return false;
+  try {
+    const { pending } = await t.devnet.testClient.getTxpoolStatus();
+    if (pending > MAX_PENDING) {
+      if (!rounds.backlogged) t.log.info(`${pending} transactions pending; pausing until blocks catch up`);
+      rounds.backlogged = true;
+      return true;
+    }
+    rounds.backlogged = false;
+  } catch (e) {
+    if (e instanceof BaseError && e.walk((x) => (x as { code?: number }).code === METHOD_NOT_FOUND)) rounds.txpoolStatus = false;
+    else throw e;
+  }
+  return false;
+}
+
+/** One round: 1–3 transfers, each from a different holder, of at most a quarter of its balance, then an Emitter ping. */
+async function sendRound(t: Traffic, rounds: Rounds): Promise<void> {
+  if (await backlogged(t, rounds)) return;
+  const shuffled = [...t.holders];
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [shuffled[i], shuffled[j]] = [shuffled[j] as Address, shuffled[i] as Address];
+  }
+  const transfers = 1 + randomInt(Math.min(3, t.holders.length - 1));
+  for (const from of shuffled.slice(0, transfers)) {
+    if (rounds.stopped) return;
+    const others = t.holders.filter((h) => h !== from);
+    const to = others[randomInt(others.length)];
+    const balance = await balanceOf(t, from);
+    // 0.01 to 1000 BGT.
+    let amount = BigInt(1 + randomInt(100_000)) * 10n ** 16n;
+    if (amount > balance / 4n) amount = balance / 4n;
+    if (!to || amount === 0n) continue;
+    await transfer(t, from, to, amount);
+  }
+
+  if (rounds.stopped) return;
+  rounds.round += 1;
+  const sender = t.holders[randomInt(t.holders.length)] ?? t.deployer;
+  const note: string = `${NOTES[randomInt(NOTES.length)] ?? "ping"} from ${t.network}`;
+  await t.devnet.walletClient.writeContract({
+    address: t.emitter,
+    abi: Emitter.abi,
+    functionName: "ping",
+    args: [BigInt(rounds.round), note],
+    value: BigInt(1 + randomInt(1000)) * 10n ** 9n, // 1 to 1000 gwei
+    account: sender,
+    chain: null,
+  });
+}
+
+export async function startTrafficGenerator(opts: TrafficOptions): Promise<TrafficGenerator> {
+  const intervalMs = opts.intervalMs ?? 2000;
+  const logger = (opts.logger ?? componentLogger("evm-devnet")).child({ network: opts.network, part: "traffic" });
+  const devnet = connect(opts.rpcUrl);
+
+  const accounts = (await devnet.walletClient.getAddresses()).map((a) => getAddress(a));
+  const deployer = accounts[0];
+  if (!deployer || accounts.length < 2) {
+    throw new Error(`${opts.network}: the devnet has ${accounts.length} unlocked account(s); traffic needs at least 2`);
+  }
+  await settle(devnet, deployer);
+  const { token, emitter } = await deployContracts(devnet, deployer, opts.network, logger);
+  const traffic: Traffic = { devnet, network: opts.network, log: logger, deployer, holders: accounts.slice(0, HOLDERS), token, emitter };
+  await grantTokens(traffic);
+
+  // A round every intervalMs, skipped while the one before is still sending.
+  const rounds: Rounds = { stopped: false, backlogged: false, txpoolStatus: true, round: 0 };
   let current: Promise<void> | null = null;
   let failing = false;
-  let backlogged = false;
-  let txpoolStatus = true; // off when the node has no txpool_status
-  let round = 0;
-
-  const send = async () => {
-    if (txpoolStatus) {
-      try {
-        const { pending } = await testClient.getTxpoolStatus();
-        if (pending > MAX_PENDING) {
-          if (!backlogged) log.info(`${pending} transactions pending; pausing until blocks catch up`);
-          backlogged = true;
-          return;
-        }
-        backlogged = false;
-      } catch (e) {
-        if (e instanceof BaseError && e.walk((x) => (x as { code?: number }).code === METHOD_NOT_FOUND)) txpoolStatus = false;
-        else throw e;
-      }
-    }
-
-    // 1–3 transfers, each from a different holder, of at most a quarter of its balance.
-    const shuffled = [...holders];
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = randomInt(i + 1);
-      [shuffled[i], shuffled[j]] = [shuffled[j] as Address, shuffled[i] as Address];
-    }
-    const transfers = 1 + randomInt(Math.min(3, holders.length - 1));
-    for (const from of shuffled.slice(0, transfers)) {
-      if (stopped) return;
-      const others = holders.filter((h) => h !== from);
-      const to = others[randomInt(others.length)];
-      const balance = await balanceOf(from);
-      // 0.01 to 1000 BGT.
-      let amount = BigInt(1 + randomInt(100_000)) * 10n ** 16n;
-      if (amount > balance / 4n) amount = balance / 4n;
-      if (!to || amount === 0n) continue;
-      await transfer(from, to, amount);
-    }
-
-    if (stopped) return;
-    round += 1;
-    const sender = holders[randomInt(holders.length)] ?? deployer;
-    const note: string = `${NOTES[randomInt(NOTES.length)] ?? "ping"} from ${opts.network}`;
-    await walletClient.writeContract({
-      address: emitter,
-      abi: Emitter.abi,
-      functionName: "ping",
-      args: [BigInt(round), note],
-      value: BigInt(1 + randomInt(1000)) * 10n ** 9n, // 1 to 1000 gwei
-      account: sender,
-      chain: null,
-    });
-  };
-
   const tick = () => {
-    if (stopped || current) return; // the previous round is still sending: skip this one
-    current = send()
+    if (rounds.stopped || current) return;
+    current = sendRound(traffic, rounds)
       .then(
         () => {
-          if (failing) log.info("recovered");
+          if (failing) logger.info("recovered");
           failing = false;
         },
         (e: unknown) => {
-          if (!failing) log.warn(`${errorMessage(e)} (retrying every round; repeats not logged)`);
+          if (!failing) logger.warn(`${errorMessage(e)} (retrying every round; repeats not logged)`);
           failing = true;
         },
       )
@@ -229,9 +269,9 @@ export async function startTrafficGenerator(opts: TrafficOptions): Promise<Traff
   return {
     token,
     emitter,
-    holders,
+    holders: traffic.holders,
     async stop() {
-      stopped = true;
+      rounds.stopped = true;
       clearInterval(timer);
       await current;
     },
