@@ -7,7 +7,7 @@ import type { ClientNetwork } from "@/lib/chains/descriptor";
 import { getEnv } from "@/lib/env";
 import { NETWORK_DEFINITIONS, parseUpstreams, upstreamVariable, type NetworkDefinition } from "@/lib/network-definitions";
 
-export { upstreamVariable, type EventType, type Family, type NetworkDefinition } from "@/lib/network-definitions";
+export { upstreamVariable, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
 
 export interface Network extends NetworkDefinition {
   /** Environment variable that holds the upstream URL(s). */
