@@ -282,6 +282,7 @@ class RequestContext implements GatewayContext {
       {
         projectId: p.projectId,
         keyId: p.keyId,
+        subscriptionId: "",
         network: this.network.slug,
         api: this.api,
         endpoint,

@@ -20,7 +20,7 @@ async function stored(projectId: string) {
 }
 
 function sample(projectId: string, keyId: string, endpoint: string, cu: number, error = false): UsageSample {
-  return { projectId, keyId, network: "ethereum-mainnet", api: "node", endpoint, status: error ? "rpc_error" : "2xx", cu, error, latencyMs: 12 };
+  return { projectId, keyId, subscriptionId: "", network: "ethereum-mainnet", api: "node", endpoint, status: error ? "rpc_error" : "2xx", cu, error, latencyMs: 12 };
 }
 
 describe("the usage meter", () => {

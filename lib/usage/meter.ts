@@ -9,7 +9,13 @@ export type StatusClass = "2xx" | "4xx" | "5xx" | "rpc_error";
 
 export interface UsageSample {
   projectId: string;
+  /** The API key the call came with; "" for usage no key made (subscriptionId says whose it is). */
   keyId: string;
+  /**
+   * The webhook subscription a message was delivered for, or queued for by the console (test,
+   * resend, replay); "" for a call made with a key.
+   */
+  subscriptionId: string;
   network: string;
   /** The public API: `node`, `rpc`, `aptos`, `v1`. */
   api: string;
@@ -26,8 +32,8 @@ export function statusClass(httpStatus: number): StatusClass {
   return httpStatus >= 500 ? "5xx" : httpStatus >= 400 ? "4xx" : "2xx";
 }
 
-/** The sums of the samples with one key (project, key, network, API, endpoint, status class) in one minute. */
-interface Counter extends Pick<UsageSample, "projectId" | "keyId" | "network" | "api" | "endpoint" | "status"> {
+/** The sums of the samples with one key (project, key, subscription, network, API, endpoint, status class) in one minute. */
+interface Counter extends Pick<UsageSample, "projectId" | "keyId" | "subscriptionId" | "network" | "api" | "endpoint" | "status"> {
   /** Start of the minute (or hour, or day, for the rollups), ms since the epoch. */
   minute: number;
   cu: number;
@@ -65,7 +71,7 @@ const STATUS_SLOT: Record<StatusClass, number> = { "2xx": 0, "4xx": 1, "5xx": 2,
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/** Minutes per statement (with at most as many hours and days: 36,000 bind parameters, below PostgreSQL's 65,535). */
+/** Minutes per statement (with at most as many hours and days: 39,000 bind parameters, below PostgreSQL's 65,535). */
 const BATCH = 1000;
 /** How long the ids of committed flushes are kept (a flush is re-sent within seconds of its first try). */
 const FLUSH_ID_RETENTION = "1 day";
@@ -85,7 +91,7 @@ interface Flush {
 }
 
 /**
- * Usage aggregated in memory per (project, key, network, api, endpoint, status, minute) and
+ * Usage aggregated in memory per (project, key, subscription, network, api, endpoint, status, minute) and
  * flushed as per-minute buckets with one upsert-increment statement, never one row per request.
  * The same statement adds the counts to the hour and day rollups (usage_hours, usage_days), so
  * the three tables always agree.
@@ -100,8 +106,8 @@ interface Flush {
 export class UsageMeter {
   /** The counters recorded since the last flush. */
   private pending: Counter[] = [];
-  /** The same counters by minute, project, key, network, API, endpoint and status (STATUS_SLOT). */
-  private index = new Map<number, Level<Level<Level<Level<Level<Array<Counter | undefined>>>>>>>();
+  /** The same counters by minute, project, key, subscription, network, API, endpoint and status (STATUS_SLOT). */
+  private index = new Map<number, Level<Level<Level<Level<Level<Level<Array<Counter | undefined>>>>>>>>();
   /** The flush sent last and not known to be written: re-sent under its id until it is. */
   private unconfirmed: Flush | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -127,7 +133,17 @@ export class UsageMeter {
   record(s: UsageSample, now = Date.now()): void {
     const minute = now - (now % MINUTE);
     let c = this.last;
-    if (c === undefined || c.minute !== minute || c.keyId !== s.keyId || c.endpoint !== s.endpoint || c.status !== s.status || c.network !== s.network || c.api !== s.api || c.projectId !== s.projectId) {
+    if (
+      c === undefined ||
+      c.minute !== minute ||
+      c.keyId !== s.keyId ||
+      c.endpoint !== s.endpoint ||
+      c.status !== s.status ||
+      c.network !== s.network ||
+      c.api !== s.api ||
+      c.projectId !== s.projectId ||
+      c.subscriptionId !== s.subscriptionId
+    ) {
       this.releaseLast();
       c = this.counter(s, minute);
       this.last = c;
@@ -141,9 +157,9 @@ export class UsageMeter {
     c.hist[latencyBucket(ms)]! += 1;
   }
 
-  /** Notes when the last sample's key was used; the next sample looks its counter up in the index. */
+  /** Notes when the last sample's key (if any) was used; the next sample looks its counter up in the index. */
   private releaseLast(): void {
-    if (this.last) this.lastUsed.set(this.last.keyId, this.lastAt);
+    if (this.last && this.last.keyId !== "") this.lastUsed.set(this.last.keyId, this.lastAt);
     this.last = undefined;
   }
 
@@ -155,11 +171,11 @@ export class UsageMeter {
       byProject = new Map();
       this.index.set(minute, byProject);
     }
-    const byStatus = slots(child(child(child(child(byProject, s.projectId), s.keyId), s.network), s.api), s.endpoint);
+    const byStatus = slots(child(child(child(child(child(byProject, s.projectId), s.keyId), s.subscriptionId), s.network), s.api), s.endpoint);
     const slot = STATUS_SLOT[s.status];
     let c = byStatus[slot];
     if (!c) {
-      c = { projectId: s.projectId, keyId: s.keyId, network: s.network, api: s.api, endpoint: s.endpoint, status: s.status, minute, cu: 0, requests: 0, errors: 0, latencySum: 0, hist: emptyHistogram() };
+      c = { projectId: s.projectId, keyId: s.keyId, subscriptionId: s.subscriptionId, network: s.network, api: s.api, endpoint: s.endpoint, status: s.status, minute, cu: 0, requests: 0, errors: 0, latencySum: 0, hist: emptyHistogram() };
       byStatus[slot] = c;
       this.pending.push(c);
     }
@@ -278,15 +294,15 @@ export class UsageMeter {
         rows
           .map((c) => {
             const p = values.length;
-            values.push(c.projectId, c.keyId, c.network, c.api, c.endpoint, c.status, new Date(c.minute), c.cu, c.requests, c.errors, c.latencySum, `{${c.hist.join(",")}}`);
-            return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}::timestamptz, $${p + 8}::bigint, $${p + 9}::int, $${p + 10}::int, $${p + 11}::bigint, $${p + 12}::int[])`;
+            values.push(c.projectId, c.keyId, c.subscriptionId, c.network, c.api, c.endpoint, c.status, new Date(c.minute), c.cu, c.requests, c.errors, c.latencySum, `{${c.hist.join(",")}}`);
+            return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 8}::timestamptz, $${p + 9}::bigint, $${p + 10}::int, $${p + 11}::int, $${p + 12}::bigint, $${p + 13}::int[])`;
           })
           .join(", ");
       const upsert = (table: string, time: string, rows: Counter[]) =>
-        `INSERT INTO ${table} (project_id, key_id, network, api, endpoint, status, ${time}, cu, requests, errors, latency_ms_sum, latency_hist)
-         SELECT v.* FROM (VALUES ${tuples(rows)}) AS v(project_id, key_id, network, api, endpoint, status, t, cu, requests, errors, latency_ms_sum, latency_hist)
+        `INSERT INTO ${table} (project_id, key_id, subscription_id, network, api, endpoint, status, ${time}, cu, requests, errors, latency_ms_sum, latency_hist)
+         SELECT v.* FROM (VALUES ${tuples(rows)}) AS v(project_id, key_id, subscription_id, network, api, endpoint, status, t, cu, requests, errors, latency_ms_sum, latency_hist)
          WHERE EXISTS (SELECT 1 FROM claim)
-         ON CONFLICT (project_id, ${time}, key_id, network, api, endpoint, status) DO UPDATE SET
+         ON CONFLICT (project_id, ${time}, key_id, subscription_id, network, api, endpoint, status) DO UPDATE SET
            cu = ${table}.cu + excluded.cu,
            requests = ${table}.requests + excluded.requests,
            errors = ${table}.errors + excluded.errors,
@@ -343,7 +359,7 @@ function rollup(counters: Counter[], span: number): Counter[] {
   const out = new Map<string, Counter>();
   for (const c of counters) {
     const t = c.minute - (c.minute % span);
-    const id = `${c.projectId}\u0000${c.keyId}\u0000${c.network}\u0000${c.api}\u0000${c.endpoint}\u0000${c.status}\u0000${t}`;
+    const id = `${c.projectId}\u0000${c.keyId}\u0000${c.subscriptionId}\u0000${c.network}\u0000${c.api}\u0000${c.endpoint}\u0000${c.status}\u0000${t}`;
     const r = out.get(id);
     if (!r) {
       out.set(id, { ...c, minute: t, hist: [...c.hist] });

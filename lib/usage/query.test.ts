@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { networkBySlug } from "@/lib/networks";
 import { captureLogs } from "@/lib/testing/logs";
-import { UsageMeter } from "./meter";
+import { createWebhook } from "@/lib/webhooks/service";
+import { UsageMeter, type UsageSample } from "./meter";
 import { STEPS, usageCsv, usageReport, type Step } from "./query";
 
 const MINUTE = 60_000;
@@ -23,7 +25,7 @@ describe("usage report steps", () => {
     // CU = its index, two methods alternating.
     const calls: Array<{ at: number; cu: number; endpoint: string }> = [];
     for (let i = 1, m = 3; m < 48 * 60; i++, m += 7) calls.push({ at: START + m * MINUTE + 20_000, cu: i, endpoint: i % 2 === 0 ? "eth_call" : "eth_getLogs" });
-    for (const c of calls) meter.record({ projectId: p.projectId, keyId, network: "ethereum-mainnet", api: "node", endpoint: c.endpoint, status: "2xx", cu: c.cu, error: false, latencyMs: 5 }, c.at);
+    for (const c of calls) meter.record({ projectId: p.projectId, keyId, subscriptionId: "", network: "ethereum-mainnet", api: "node", endpoint: c.endpoint, status: "2xx", cu: c.cu, error: false, latencyMs: 5 }, c.at);
     await meter.flush();
 
     const project = { id: p.projectId, plan: "FREE" as const };
@@ -46,6 +48,30 @@ describe("usage report steps", () => {
       const calls2 = calls.filter((c) => c.at < START + span && c.endpoint === "eth_call");
       expect(r.groups.find((g) => g.key === "node:eth_call")?.requests.reduce((a, b) => a + b, 0), step).toBe(calls2.length);
     }
+  });
+});
+
+describe("usage by key", () => {
+  it("shows webhook messages under their subscription, labelled as such, beside the keys' calls", async () => {
+    const p = await createTestProject("By key");
+    const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
+    const sub = await createWebhook(p.projectId, networkBySlug("ethereum-mainnet")!, { eventType: "BLOCK_PERIOD", description: "Treasury watch", notification: { webhookUrl: "https://example.com/hook" }, condition: { period: 1 } });
+    const gone = "wh_NoLongerThere";
+    const meter = new UsageMeter(captureLogs().logger);
+    const at = START + 10 * 24 * HOUR;
+    const sample = (who: Pick<UsageSample, "keyId" | "subscriptionId">, endpoint: string, cu: number): UsageSample => ({ projectId: p.projectId, ...who, network: "ethereum-mainnet", api: who.keyId ? "node" : "v1", endpoint, status: "2xx", cu, error: false, latencyMs: 5 });
+    meter.record(sample({ keyId: key.id, subscriptionId: "" }, "eth_call", 26), at);
+    meter.record(sample({ keyId: "", subscriptionId: sub.subscriptionId }, "webhooks.delivery", 10), at);
+    meter.record(sample({ keyId: "", subscriptionId: sub.subscriptionId }, "webhooks.delivery", 10), at + MINUTE);
+    meter.record(sample({ keyId: "", subscriptionId: gone }, "webhooks.delivery", 10), at);
+    await meter.flush();
+
+    const r = await usageReport({ id: p.projectId, plan: "FREE" }, { from: at, to: at + HOUR, step: "1h", groupBy: "key", format: "json" }, at + HOUR);
+    expect(r.groups.map((g) => [g.key, g.label, g.cu.reduce((a, b) => a + b, 0)])).toEqual([
+      [key.id, `${key.name} (${key.start}…)`, 26],
+      [sub.subscriptionId, "Webhook “Treasury watch”", 20],
+      [gone, `Deleted webhook (${gone})`, 10],
+    ]);
   });
 });
 

@@ -148,9 +148,16 @@ const GROUP_COLUMNS: Record<GroupBy, string[]> = {
   endpoint: ["api"],
   method: ["api", "endpoint"],
   network: ["network"],
-  key: ["key_id"],
+  // A key's calls, or a webhook subscription's messages (usage no key made): the one that is not "".
+  key: ["key_id", "subscription_id"],
   status: ["status"],
 };
+
+/** A row's group: its key's or subscription's id when grouped by key, else its columns' values joined by ":". */
+function groupOf(groupBy: GroupBy, r: Row): string {
+  if (groupBy === "key") return r.g0 || r.g1!;
+  return r.g1 === undefined ? r.g0 : `${r.g0}:${r.g1}`;
+}
 
 /** The table a step reads: the coarsest whose rows fit in one step. */
 function source(step: Step): { table: string; column: string } {
@@ -198,11 +205,16 @@ function finish(series: Series, hists: number[][]): void {
   series.p99 = hists.map((h) => percentile(h, 0.99));
 }
 
-async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[]): Promise<Map<string, string>> {
+/** `subscriptions`: the groups (by key) that are webhook subscriptions. */
+async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[], subscriptions: ReadonlySet<string>): Promise<Map<string, string>> {
   const labels = new Map<string, string>();
   if (groupBy === "key") {
-    const rows = await db().apiKey.findMany({ where: { projectId, id: { in: keys } }, select: { id: true, name: true, start: true } });
-    for (const r of rows) labels.set(r.id, `${r.name} (${r.start}…)`);
+    const [apiKeys, webhooks] = await Promise.all([
+      db().apiKey.findMany({ where: { projectId, id: { in: keys.filter((k) => !subscriptions.has(k)) } }, select: { id: true, name: true, start: true } }),
+      subscriptions.size === 0 ? [] : db().webhookSubscription.findMany({ where: { projectId, id: { in: [...subscriptions] } }, select: { id: true, description: true } }),
+    ]);
+    for (const r of apiKeys) labels.set(r.id, `${r.name} (${r.start}…)`);
+    for (const w of webhooks) labels.set(w.id, `Webhook “${w.description}”`);
   }
   for (const k of keys) {
     if (labels.has(k)) continue;
@@ -213,7 +225,7 @@ async function labelsFor(projectId: string, groupBy: GroupBy, keys: string[]): P
       labels.set(k, api ? `${name} (${api})` : name);
     } else if (groupBy === "network") labels.set(k, networkBySlug(k)?.displayName ?? k);
     else if (groupBy === "status") labels.set(k, (STATUS_LABELS as Record<string, string | undefined>)[k] ?? k);
-    else labels.set(k, `Deleted key (${k})`);
+    else labels.set(k, subscriptions.has(k) ? `Deleted webhook (${k})` : `Deleted key (${k})`);
   }
   return labels;
 }
@@ -267,10 +279,12 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   const total = emptySeries(n);
   const totalHists = Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0));
   const groups = new Map<string, { series: Series; hists: number[][]; cu: number; requests: number }>();
+  const subscriptions = new Set<string>();
   for (const r of rows) {
     const i = Math.round((r.bin.getTime() - start) / stepMs);
     if (i < 0 || i >= n) continue;
-    const grp = r.g1 === undefined ? r.g0 : `${r.g0}:${r.g1}`;
+    const grp = groupOf(q.groupBy, r);
+    if (q.groupBy === "key" && r.g0 === "") subscriptions.add(grp);
     let g = groups.get(grp);
     if (!g) {
       g = { series: emptySeries(n), hists: Array.from({ length: n }, () => new Array<number>(LATENCY_BUCKETS).fill(0)), cu: 0, requests: 0 };
@@ -292,7 +306,7 @@ export async function usageReport(project: { id: string; plan: Plan }, q: UsageQ
   }
   finish(total, totalHists);
   const keys = [...groups.keys()];
-  const labels = await labelsFor(project.id, q.groupBy, keys);
+  const labels = await labelsFor(project.id, q.groupBy, keys, subscriptions);
   const ordered = [...groups.entries()].sort((a, b) => b[1].cu - a[1].cu || b[1].requests - a[1].requests || a[0].localeCompare(b[0]));
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
   return {

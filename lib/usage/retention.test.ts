@@ -35,7 +35,7 @@ describe("minute retention", () => {
     // One meter records; another, which never flushes (a flush prunes at the real time), prunes.
     const meter = new UsageMeter(captureLogs().logger);
     const pruner = new UsageMeter(captureLogs().logger, RETENTION);
-    const sample = (endpoint: string, cu: number) => ({ projectId: p.projectId, keyId, network: "ethereum-mainnet", api: "node", endpoint, status: "2xx" as const, cu, error: false, latencyMs: 5 });
+    const sample = (endpoint: string, cu: number) => ({ projectId: p.projectId, keyId, subscriptionId: "", network: "ethereum-mainnet", api: "node", endpoint, status: "2xx" as const, cu, error: false, latencyMs: 5 });
     // One call a minute for OLD minutes ending just before the cutoff, and a few after it.
     for (let i = 1; i <= OLD; i++) meter.record(sample("eth_call", 26), CUTOFF - i * MINUTE + 30_000);
     meter.record(sample("eth_chainId", 1), CUTOFF);

@@ -300,7 +300,7 @@ export function consoleBilling(projectId: string, meter: UsageMeter = processMet
       if (refusal) throw refusal;
     },
     charge(cu, { route, subscriptionId, network }) {
-      meter.record({ projectId, keyId: subscriptionId, network, api: "v1", endpoint: webhookUsageLabel(route), status: "2xx", cu, error: false, latencyMs: 0 });
+      meter.record({ projectId, keyId: "", subscriptionId, network, api: "v1", endpoint: webhookUsageLabel(route), status: "2xx", cu, error: false, latencyMs: 0 });
     },
   };
 }

@@ -114,7 +114,8 @@ const settled = (id: string) => waitFor(`message ${id} to settle`, async () => (
 
 async function deliveredCu(subscriptionId: string): Promise<{ cu: bigint; requests: number }> {
   await usage.flush();
-  const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId, keyId: subscriptionId, endpoint: "webhooks.delivery" } });
+  // The subscription's usage, no key's.
+  const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId, keyId: "", subscriptionId, endpoint: "webhooks.delivery" } });
   return { cu: rows.reduce((s, r) => s + r.cu, 0n), requests: rows.reduce((s, r) => s + r.requests, 0) };
 }
 

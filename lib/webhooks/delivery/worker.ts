@@ -12,8 +12,8 @@
  *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
  *   out at one of the next free slots, not behind another subscription's backlog.
  * - Any 2xx is a success: the message is SUCCESS, its subscription's failure run ends, and the
- *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter (not for a
- *   message the user asked for: that was charged as it was queued).
+ *   project is charged WEBHOOK_DELIVERY_CU once through the process's usage meter, as the
+ *   subscription's usage (not for a message the user asked for: that was charged as it was queued).
  * - Anything else (3xx included, no answer, a URL refused at delivery time) is retried on the
  *   schedule (lib/webhooks/delivery/schedule.ts), later when Retry-After says so; after the last
  *   retry the message is FAIL. 410 Gone turns the subscription off at once; so does failing
@@ -197,7 +197,8 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
       if (await successes.add(m, attempt)) {
         o.meter.record({
           projectId: m.projectId,
-          keyId: m.subscriptionId,
+          keyId: "",
+          subscriptionId: m.subscriptionId,
           network: m.network,
           // Under the webhook API's interface, with the receiver's answer time as the latency.
           api: "v1",
