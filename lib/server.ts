@@ -4,28 +4,18 @@ import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, proxyHeaderOf, socketClientIp } from "@/lib/client-ip";
 import { getEnv, requestCameThroughProxy, webhookPrivateUrlsAllowed } from "@/lib/env";
-import { createGateway } from "@/lib/gateway/router";
+import { createGateway, type GatewayOptions } from "@/lib/gateway/router";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
-import type { UsageMeter } from "@/lib/usage/meter";
-import type { RequestLog } from "@/lib/usage/request-log";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-export interface HttpServerOptions {
+/** The public API's parts and settings (GatewayOptions) and the server's own. */
+export interface HttpServerOptions extends Omit<GatewayOptions, "mounts" | "logger"> {
   host: string;
   port: number;
-  meter: UsageMeter;
-  /** Where authenticated requests are logged for the console's request log (none: not logged). */
-  requestLog?: RequestLog;
-  /** false: no metering and no plan limits on the public API (USAGE_METERING=off; default true). */
-  metering?: boolean;
   /** Next.js request handler for everything that is not a public API path. */
   next?: NextHandler;
-  /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
-  trustedProxyHops?: number;
-  /** Wall-clock milliseconds for the plan allowance's periods (default Date.now; tests move it across a reset). */
-  now?: () => number;
   /** Default: the "web" component logger (the gateway logs through a child of it). */
   logger?: Logger;
   /** How long close() lets requests in flight finish before it cuts their connections (default DRAIN_MS). */
@@ -64,7 +54,8 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const gateway = createGateway({ mounts: publicMounts(), meter: options.meter, metering: options.metering, requestLog: options.requestLog, logger: log.child({ component: "gateway" }), trustedProxyHops: options.trustedProxyHops, now: options.now });
+  const { meter, requestLog, keys, limiter, allowance, metering, trustedProxyHops, now } = options;
+  const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

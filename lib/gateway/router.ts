@@ -7,11 +7,11 @@ import { componentLogger, type Logger } from "@/lib/log";
 import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
-import { statusClass, type StatusClass, type UsageMeter } from "@/lib/usage/meter";
-import type { RequestLog } from "@/lib/usage/request-log";
-import { RateLimiter } from "./limits";
+import { statusClass } from "@/lib/usage/meter";
+import type { RequestLogEntry } from "@/lib/usage/request-log";
+import { RateLimiter, throughputRefusal, type ThroughputLimiter } from "./limits";
 import { QuotaTracker, RATE_LIMIT_HEADERS } from "./quota";
-import type { GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch, SocketContext } from "./types";
+import type { GatewayContext, GatewayParts, GatewayResponse, Mount, OpenRoute, PlanAllowance, RouteMatch, SocketContext, SocketRoute, UsageRecorder } from "./types";
 
 export const MAX_URL_LENGTH = 8192;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -25,21 +25,23 @@ const EXPOSE_HEADERS = ["X-Request-Id", "Retry-After", ...RATE_LIMIT_HEADERS].jo
  */
 export const FAILED_AUTH_LIMIT: BucketLimit = { burst: 30, refillMs: 200 };
 
-export interface GatewayOptions {
+/**
+ * Parts left out (GatewayParts) are in-memory ones: the process's key verifier, and a
+ * CU-per-second limiter and an allowance tracker of this gateway's own.
+ */
+export interface GatewayOptions extends Partial<GatewayParts> {
   mounts: readonly Mount[];
-  meter: UsageMeter;
+  meter: UsageRecorder;
   /**
    * false: no usage is metered and no plan limit (CU per second, allowance) is enforced or
-   * announced in headers (USAGE_METERING=off). Default true.
+   * announced in headers (USAGE_METERING=off): the limiter, allowance and meter are not used. Default true.
    */
   metering?: boolean;
-  /** Where each authenticated request is logged for the console (none: not logged). */
-  requestLog?: RequestLog;
   /** Default: the "gateway" component logger. */
   logger?: Logger;
   /** Proxies in front whose X-Forwarded-For entries name the client (TRUSTED_PROXY_HOPS; default 0). */
   trustedProxyHops?: number;
-  /** Wall-clock milliseconds for the plan allowance's periods (default Date.now; tests move it across a reset). */
+  /** Wall-clock milliseconds for the default allowance's periods (default Date.now; tests move it across a reset). */
   now?: () => number;
 }
 
@@ -169,6 +171,7 @@ function readBody(req: IncomingMessage, limit: number, keep?: { requestBody: Buf
   });
 }
 
+
 function refused(reason: KeyRefusal): AppError {
   return new AppError(
     "AUTHENTICATION_FAILED",
@@ -209,13 +212,10 @@ function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Netwo
   return n;
 }
 
-interface Shared {
-  limiter: RateLimiter;
-  quota: QuotaTracker;
-  meter: UsageMeter;
-  metering: boolean;
-  requestLog: RequestLog | undefined;
-}
+// The parts standing in for the limiter, the allowance and the meter with metering off.
+const UNLIMITED: ThroughputLimiter = { take: () => 0 };
+const NO_ALLOWANCE: PlanAllowance = { check: () => undefined, affords: () => undefined, add: () => undefined, headers: () => undefined };
+const NOT_METERED: UsageRecorder = { record: () => undefined };
 
 /** What a handler gets; methods live on the prototype so a request allocates no closures. */
 class RequestContext implements GatewayContext {
@@ -238,7 +238,7 @@ class RequestContext implements GatewayContext {
     readonly requestId: string,
     readonly network: Network,
     readonly principal: KeyPrincipal,
-    private readonly shared: Shared,
+    private readonly parts: GatewayParts,
     private readonly api: string,
   ) {}
 
@@ -247,16 +247,17 @@ class RequestContext implements GatewayContext {
   }
 
   body(limit = DEFAULT_BODY_LIMIT): Promise<Buffer> {
-    return readBody(this.req, limit, this.shared.requestLog ? this : undefined);
+    return readBody(this.req, limit, this.parts.requestLog ? this : undefined);
   }
 
   charge(cu: number): void {
-    if (this.shared.metering) this.shared.limiter.take(this.principal, cu);
+    const wait = this.parts.limiter.take(this.principal, cu);
+    if (wait > 0) throw throughputRefusal(this.principal.plan, wait);
   }
 
   allowance(cu: number): void {
     const p = this.principal;
-    if (this.shared.metering) this.shared.quota.affords(p.projectId, p.plan, p.overage, cu);
+    this.parts.allowance.affords(p.projectId, p.plan, p.overage, cu);
   }
 
   /** Wall-clock ms at performance-clock time `t` (one Date.now() per request, not one per use). */
@@ -275,10 +276,9 @@ class RequestContext implements GatewayContext {
     if (++this.calls === 1) this.endpoint = endpoint;
     if (!error) this.cuTotal += cu;
     if (status === "rpc_error") this.rpcError = true;
-    if (!this.shared.metering) return;
-    if (!error) this.shared.quota.add(p.projectId, cu);
+    if (!error) this.parts.allowance.add(p.projectId, cu);
     const t = performance.now();
-    this.shared.meter.record(
+    this.parts.meter.record(
       {
         projectId: p.projectId,
         keyId: p.keyId,
@@ -295,14 +295,11 @@ class RequestContext implements GatewayContext {
     );
   }
 
-  /** Logs the finished request (its answer queued with `status` and `body`). */
-  finished(status: number, body: string | Buffer | undefined): void {
-    const log = this.shared.requestLog;
-    if (!log) return;
+  /** The request log's entry for the finished request (its answer queued with `status` and `body`). */
+  logEntry(status: number, body: string | Buffer | undefined): RequestLogEntry {
     const p = this.principal;
-    const cls: StatusClass = status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx";
     const t = performance.now();
-    log.record({
+    return {
       projectId: p.projectId,
       keyId: p.keyId,
       requestId: this.requestId,
@@ -312,14 +309,14 @@ class RequestContext implements GatewayContext {
       method: this.calls > 1 ? "batch" : this.endpoint,
       calls: Math.max(this.calls, 1),
       status,
-      statusClass: cls,
+      statusClass: status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx",
       latencyMs: t - this.started,
       cu: this.cuTotal,
       httpMethod: this.req.method ?? "GET",
       url: this.req.url ?? "/",
       params: this.requestBody,
       result: body,
-    });
+    };
   }
 }
 
@@ -337,6 +334,12 @@ function refuseUpgrade(socket: Duplex, requestId: string, error: AppError): void
   };
   const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
   socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\n${head}\r\n${body}`);
+}
+
+/** The mount prefix of a path (`node` of `/node/...`). */
+function prefixOf(url: string): string {
+  const end = url.indexOf("/", 1);
+  return url.slice(1, end === -1 ? url.search(/[?#]|$/) : end);
 }
 
 function splitPath(url: string): string[] {
@@ -359,146 +362,103 @@ function splitPath(url: string): string[] {
   return segments;
 }
 
+function checkUrlLength(url: string): void {
+  if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+}
+
+/** Where a request's answer goes. */
+interface Reply {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+}
+
+/** A request `read` found a keyed endpoint for: where it goes, before its key is looked at. */
+interface Incoming extends Reply {
+  mount: Mount;
+  route: RouteMatch;
+}
+
+/** An upgrade request `read` found a WebSocket endpoint for. */
+interface IncomingSocket {
+  req: IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  requestId: string;
+  mount: Mount;
+  route: SocketRoute;
+}
+
 /**
- * The public API router: `/rpc/...`, `/cometbft/...`, `/node/...`, `/v1/...` and `/aptos/...`. Returns false for any other path,
- * which the caller hands to Next.js. Every route goes through the same steps: match, CORS,
- * method, key, network, limits, handler, metering; every failure is `{ code, message }`.
- * The common case (a cached key) runs without waiting on anything but the request body.
+ * The public API: `/rpc/...`, `/cometbft/...`, `/node/...`, `/v1/...` and `/aptos/...`. A request
+ * goes through named steps, each answering its own refusals (every failure is `{ code, message }`):
+ * read (the path's endpoint and the HTTP method) → authenticate (the key, through the key
+ * verifier) → route (the network, the key's allowlists: the call's context) → charge (the plan
+ * allowance; the CU per second is taken by the endpoint, per call, through the context) → answer
+ * (the endpoint's response) → account (the request log; each call is metered as it runs). The
+ * common case (a cached key, a known allowance) waits on nothing but the request body.
  */
-export function createGateway(options: GatewayOptions): GatewayHandler {
-  const mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-  const shared: Shared = { limiter: new RateLimiter(), quota: new QuotaTracker(options.now), meter: options.meter, metering: options.metering ?? true, requestLog: options.requestLog };
-  const keys = keyVerifier();
-  const log = options.logger ?? componentLogger("gateway");
-  const failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
-  const clientIpOf = (req: IncomingMessage) => socketClientIp(req, options.trustedProxyHops ?? 0);
-  const clientOf = (req: IncomingMessage) => clientKey(clientIpOf(req));
+class Gateway {
+  private readonly mounts: Map<string, Mount>;
+  private readonly parts: GatewayParts;
+  private readonly log: Logger;
+  private readonly failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
+  private readonly trustedProxyHops: number;
+  /** The connections taken over by an upgrade, by socket: how each ends when the server stops. */
+  private readonly taken = new Map<Duplex, () => void>();
 
-  /** The allowance's X-RateLimit-* headers for a response to the principal's request. */
-  const limitHeaders = (p: KeyPrincipal) => (shared.metering ? shared.quota.headers(p.projectId, p.plan) : undefined);
-  const checkQuota = (p: KeyPrincipal) => (shared.metering ? shared.quota.check(p.projectId, p.plan, p.overage) : undefined);
-
-  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, e: unknown, principal?: KeyPrincipal): AppError => {
-    const error = toAppError(e, (err) => log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
-    if (res.headersSent) {
-      res.destroy();
-      return error;
-    }
-    req.resume();
-    sendError(res, requestId, error, principal && limitHeaders(principal));
-    return error;
-  };
-
-  async function run(ctx: RequestContext, res: ServerResponse, match: RouteMatch) {
-    let response: GatewayResponse;
-    try {
-      response = await match.endpoint.handle(ctx);
-    } catch (e) {
-      // Failures after authentication count as requests (errors are free of CU). Never label them
-      // with a path segment: on /node/<network>/<API_KEY> that would be the key.
-      if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
-      throw e;
-    }
-    const body = send(res, ctx.requestId, response, limitHeaders(ctx.principal));
-    ctx.finished(response.status, body);
+  constructor(options: GatewayOptions) {
+    this.mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
+    const keys = options.keys ?? keyVerifier();
+    this.parts =
+      (options.metering ?? true)
+        ? { keys, limiter: options.limiter ?? new RateLimiter(), allowance: options.allowance ?? new QuotaTracker(options.now), meter: options.meter, requestLog: options.requestLog }
+        : { keys, limiter: UNLIMITED, allowance: NO_ALLOWANCE, meter: NOT_METERED, requestLog: options.requestLog };
+    this.log = options.logger ?? componentLogger("gateway");
+    this.trustedProxyHops = options.trustedProxyHops ?? 0;
   }
 
-  function serveOpen(req: IncomingMessage, res: ServerResponse, requestId: string, route: OpenRoute) {
-    const ctx = { req, requestId, url: new URL(req.url ?? "/", "http://gateway"), body: (limit = DEFAULT_BODY_LIMIT) => readBody(req, limit) };
-    route.open
-      .handle(ctx)
-      .then((response) => send(res, requestId, response))
-      .catch((e: unknown) => fail(req, res, requestId, e));
+  /** A request on a public API path: true when taken (answered, or being answered). */
+  request(req: IncomingMessage, res: ServerResponse): boolean {
+    const mount = this.mounts.get(prefixOf(req.url ?? "/"));
+    if (!mount) return false;
+    const incoming = this.read(req, res, mount);
+    if (!incoming) return true;
+    let principal: KeyPrincipal | Promise<KeyPrincipal>;
+    try {
+      principal = this.authenticate(req, mount, incoming.route.pathKey);
+    } catch (e) {
+      this.fail(incoming, e);
+      return true;
+    }
+    if (principal instanceof Promise) principal.then((p) => this.call(incoming, p)).catch((e: unknown) => this.fail(incoming, e));
+    else this.call(incoming, principal);
+    return true;
   }
 
-  function authorized(req: IncomingMessage, res: ServerResponse, requestId: string, mount: Mount, match: RouteMatch, principal: KeyPrincipal) {
-    let network: Network;
-    try {
-      network = resolveNetwork(mount, match);
-    } catch (e) {
-      // A network this interface does not serve: answered with the allowance's headers, as every refusal of a known key.
-      fail(req, res, requestId, e, principal);
-      return;
-    }
-    const ctx = new RequestContext(req, requestId, network, principal, shared, mount.prefix);
-    const failed = (e: unknown) => {
-      const error = fail(req, res, requestId, e, principal);
-      if (shared.requestLog) ctx.finished(error.status, error.json);
-    };
-    let quota: Promise<void> | undefined;
-    try {
-      checkAllowlist(req, principal, ctx);
-      quota = checkQuota(principal);
-    } catch (e) {
-      // Refused by the key's allowlists, or over the allowance, known without waiting: answered
-      // with the allowance's headers, and logged, as any refusal of a known key.
-      failed(e);
-      return;
-    }
-    const done = quota ? quota.then(() => run(ctx, res, match)) : run(ctx, res, match);
-    done.catch(failed);
-  }
-
-  /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED, metered as `rejected` at 0 CU. */
-  function checkAllowlist(req: IncomingMessage, principal: KeyPrincipal, ctx: { meter: RequestContext["meter"] }): void {
-    if (!principal.allow) return;
-    const refusal = principal.allow.refusal(req.headers.origin, () => clientIpOf(req));
-    if (refusal === undefined) return;
-    ctx.meter("rejected", 0, true, 403);
-    throw new AppError("PERMISSION_DENIED", refusal);
+  /** The steps after authentication, for a key found valid. */
+  private call(incoming: Incoming, principal: KeyPrincipal): void {
+    const ctx = this.route(incoming, principal);
+    if (!ctx) return;
+    const charged = this.charge(incoming, ctx);
+    if (!charged) return;
+    const answered = charged === true ? this.answer(incoming, ctx) : charged.then(() => this.answer(incoming, ctx));
+    answered.catch((e: unknown) => this.refuse(incoming, ctx, e));
   }
 
   /**
-   * The principal of a key, synchronously when the cache knows it; throws (or rejects) with the
-   * refusal. Unknown keys are limited per client address (FAILED_AUTH_LIMIT).
+   * read: the endpoint the path names and whether it takes the HTTP method. Answers preflights,
+   * routes that take no key, and routing refusals; undefined when the request is answered.
    */
-  function verifyKey(req: IncomingMessage, secret: string): KeyPrincipal | Promise<KeyPrincipal> {
-    let client: string | undefined;
-    const verified = keys.verify(secret, () => {
-      client = clientOf(req);
-      const wait = failedAuth.waitMs(client);
-      if (wait > 0) {
-        const seconds = retryAfterSeconds(wait);
-        throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
-      }
-      // Taken before the lookup, so concurrent requests cannot all pass while the bucket has
-      // room; a key found valid gives it back.
-      failedAuth.take(client);
-    });
-    if (verified instanceof Promise) {
-      return verified.then(
-        (v) => {
-          if (typeof v === "string") throw refused(v);
-          if (client !== undefined) failedAuth.giveBack(client);
-          return v;
-        },
-        (e: unknown) => {
-          // The database failed, not the key: the client keeps its turn.
-          if (client !== undefined) failedAuth.giveBack(client);
-          throw e;
-        },
-      );
-    }
-    if (typeof verified === "string") throw refused(verified);
-    return verified;
-  }
-
-  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const url = req.url ?? "/";
-    const end = url.indexOf("/", 1);
-    const prefix = url.slice(1, end === -1 ? url.search(/[?#]|$/) : end);
-    const mount = mounts.get(prefix);
-    if (!mount) return false;
+  private read(req: IncomingMessage, res: ServerResponse, mount: Mount): Incoming | undefined {
     const requestId = nextRequestId();
-    /** The route, for a routing refusal's answer (failRouting). */
-    let matched: RouteMatch | OpenRoute | undefined;
+    const url = req.url ?? "/";
+    let route: RouteMatch | OpenRoute | undefined;
     try {
-      if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
-      const segments = splitPath(url);
-      const match = mount.match(segments);
-      matched = match;
-      if (!match) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
-      const allowed = "open" in match ? match.open.methods : match.endpoint.methods;
+      checkUrlLength(url);
+      route = mount.match(splitPath(url));
+      if (!route) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
+      const allowed = "open" in route ? route.open.methods : route.endpoint.methods;
       if (req.method === "OPTIONS") {
         res.writeHead(204, {
           "Access-Control-Allow-Origin": "*",
@@ -509,27 +469,145 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
           "Access-Control-Max-Age": "86400",
         });
         res.end();
-        return true;
+        return undefined;
       }
       if (!allowed.includes(req.method ?? "")) {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
       }
-      if ("open" in match) {
-        serveOpen(req, res, requestId, match);
-        return true;
-      }
-      const verified = verifyKey(req, keyFromRequest(req, match.pathKey, mount));
-      if (verified instanceof Promise) {
-        verified.then((principal) => authorized(req, res, requestId, mount, match, principal)).catch((e: unknown) => fail(req, res, requestId, e));
-      } else {
-        authorized(req, res, requestId, mount, match, verified);
-      }
     } catch (e) {
-      if (e instanceof AppError && (e.code === "WRONG_ENDPOINT" || e.code === "METHOD_NOT_ALLOWED")) failRouting(req, res, requestId, e, mount, matched);
-      else fail(req, res, requestId, e);
+      if (e instanceof AppError && (e.code === "WRONG_ENDPOINT" || e.code === "METHOD_NOT_ALLOWED")) this.failRouting({ req, res, requestId }, e, mount, route);
+      else this.fail({ req, res, requestId }, e);
+      return undefined;
     }
-    return true;
-  };
+    if ("open" in route) {
+      this.serveOpen({ req, res, requestId }, route);
+      return undefined;
+    }
+    return { req, res, requestId, mount, route };
+  }
+
+  /** A route without a key: no project, no network, no limits, no metering. */
+  private serveOpen(reply: Reply, route: OpenRoute): void {
+    const { req, res, requestId } = reply;
+    const ctx = { req, requestId, url: new URL(req.url ?? "/", "http://gateway"), body: (limit = DEFAULT_BODY_LIMIT) => readBody(req, limit) };
+    route.open
+      .handle(ctx)
+      .then((response) => send(res, requestId, response))
+      .catch((e: unknown) => this.fail(reply, e));
+  }
+
+  /**
+   * authenticate: the principal of the request's key, synchronously when the verifier knows it;
+   * throws (or rejects) with the refusal. Unknown keys are limited per client address
+   * (FAILED_AUTH_LIMIT).
+   */
+  private authenticate(req: IncomingMessage, mount: Mount, pathKey: string | undefined): KeyPrincipal | Promise<KeyPrincipal> {
+    const secret = keyFromRequest(req, pathKey, mount);
+    let client: string | undefined;
+    const verified = this.parts.keys.verify(secret, () => {
+      client = clientKey(this.clientIp(req));
+      const wait = this.failedAuth.waitMs(client);
+      if (wait > 0) {
+        const seconds = retryAfterSeconds(wait);
+        throw new AppError("TOO_MANY_REQUESTS", `Too many requests with unknown API keys from your address. Try again in ${seconds} s.`, { "Retry-After": String(seconds) });
+      }
+      // Taken before the lookup, so concurrent requests cannot all pass while the bucket has
+      // room; a key found valid gives it back.
+      this.failedAuth.take(client);
+    });
+    if (verified instanceof Promise) {
+      return verified.then(
+        (v) => {
+          if (typeof v === "string") throw refused(v);
+          if (client !== undefined) this.failedAuth.giveBack(client);
+          return v;
+        },
+        (e: unknown) => {
+          // The database failed, not the key: the client keeps its turn.
+          if (client !== undefined) this.failedAuth.giveBack(client);
+          throw e;
+        },
+      );
+    }
+    if (typeof verified === "string") throw refused(verified);
+    return verified;
+  }
+
+  /**
+   * route: the network the call is for and whether the key may be used from where the request
+   * came (its allowlists; a refusal is metered as `rejected` at 0 CU): the call's context, or
+   * undefined when refused (answered).
+   */
+  private route(incoming: Incoming, principal: KeyPrincipal): RequestContext | undefined {
+    let network: Network;
+    try {
+      network = resolveNetwork(incoming.mount, incoming.route);
+    } catch (e) {
+      // A network this interface does not serve: answered with the allowance's headers, as every refusal of a known key.
+      this.fail(incoming, e, principal);
+      return undefined;
+    }
+    const ctx = new RequestContext(incoming.req, incoming.requestId, network, principal, this.parts, incoming.mount.prefix);
+    const refusal = this.allowlistRefusal(incoming.req, principal);
+    if (refusal) {
+      ctx.meter("rejected", 0, true, refusal.status);
+      this.refuse(incoming, ctx, refusal);
+      return undefined;
+    }
+    return ctx;
+  }
+
+  /**
+   * charge: the plan allowance, before the endpoint runs (the CU per second is taken per call as
+   * it runs: ctx.charge). True to go on, a promise when the allowance must be read first, false
+   * when refused (answered).
+   */
+  private charge(incoming: Incoming, ctx: RequestContext): boolean | Promise<void> {
+    try {
+      return this.quota(ctx.principal) ?? true;
+    } catch (e) {
+      this.refuse(incoming, ctx, e);
+      return false;
+    }
+  }
+
+  /** answer: the endpoint's response, sent with the allowance's headers; rejects with what the endpoint threw. */
+  private async answer(incoming: Incoming, ctx: RequestContext): Promise<void> {
+    let response: GatewayResponse;
+    try {
+      response = await incoming.route.endpoint.handle(ctx);
+    } catch (e) {
+      // Failures after authentication count as requests (errors are free of CU). Never label them
+      // with a path segment: on /node/<network>/<API_KEY> that would be the key.
+      if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
+      throw e;
+    }
+    this.account(ctx, response.status, send(incoming.res, incoming.requestId, response, this.limitHeaders(ctx.principal)));
+  }
+
+  /** account: the finished request into the request log (its calls were metered as they ran: ctx.meter). */
+  private account(ctx: RequestContext, status: number, body: string | Buffer | undefined): void {
+    this.parts.requestLog?.record(ctx.logEntry(status, body));
+  }
+
+  /** A refusal of a request with a valid key: answered with the allowance's headers, and logged. */
+  private refuse(incoming: Incoming, ctx: RequestContext, e: unknown): void {
+    const error = this.fail(incoming, e, ctx.principal);
+    this.account(ctx, error.status, error.json);
+  }
+
+  /** Answers a failure as `{ code, message }`, with the allowance's headers when the key is known (a connection already answering is cut). */
+  private fail(reply: Reply, e: unknown, principal?: KeyPrincipal): AppError {
+    const { req, res, requestId } = reply;
+    const error = toAppError(e, (err) => this.log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
+    if (res.headersSent) {
+      res.destroy();
+      return error;
+    }
+    req.resume();
+    sendError(res, requestId, error, principal && this.limitHeaders(principal));
+    return error;
+  }
 
   /**
    * A request refused by routing (no such endpoint, or a wrong HTTP method) that carries a valid
@@ -537,76 +615,116 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
    * as for any call (an unknown one counts against the client's failed-key limit); without a valid
    * key the refusal is sent as it is.
    */
-  function failRouting(req: IncomingMessage, res: ServerResponse, requestId: string, error: AppError, mount: Mount, match: RouteMatch | OpenRoute | undefined) {
+  private failRouting(reply: Reply, error: AppError, mount: Mount, route: RouteMatch | OpenRoute | undefined): void {
     let principal: KeyPrincipal | Promise<KeyPrincipal> | undefined;
     // An open route takes no key.
-    if (!(match && "open" in match)) {
+    if (!(route && "open" in route)) {
       try {
-        principal = verifyKey(req, keyFromRequest(req, match?.pathKey, mount));
+        principal = this.authenticate(reply.req, mount, route?.pathKey);
       } catch {
         // No key, or not a valid one: the refusal goes out as it is.
       }
     }
-    if (principal instanceof Promise) principal.then((p) => fail(req, res, requestId, error, p)).catch(() => fail(req, res, requestId, error));
-    else fail(req, res, requestId, error, principal);
+    if (principal instanceof Promise) principal.then((p) => this.fail(reply, error, p)).catch(() => this.fail(reply, error));
+    else this.fail(reply, error, principal);
   }
 
-  /** The connections taken over by an upgrade, by socket: how each ends when the server stops. */
-  const taken = new Map<Duplex, () => void>();
+  /** The allowance's X-RateLimit-* headers for an answer to the principal's request. */
+  private limitHeaders(p: KeyPrincipal): Readonly<Record<string, string>> | undefined {
+    return this.parts.allowance.headers(p.projectId, p.plan);
+  }
 
-  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+  /** Throws EXCEEDED_QUOTA_LIMIT when the project used its allowance; a promise when it must read its usage first. */
+  private quota(p: KeyPrincipal): Promise<void> | undefined {
+    return this.parts.allowance.check(p.projectId, p.plan, p.overage);
+  }
+
+  /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED naming what is not listed. */
+  private allowlistRefusal(req: IncomingMessage, principal: KeyPrincipal): AppError | undefined {
+    if (!principal.allow) return undefined;
+    const refusal = principal.allow.refusal(req.headers.origin, () => this.clientIp(req));
+    return refusal === undefined ? undefined : new AppError("PERMISSION_DENIED", refusal);
+  }
+
+  private clientIp(req: IncomingMessage): string {
+    return socketClientIp(req, this.trustedProxyHops);
+  }
+
+  /**
+   * An `Upgrade` request (WebSocket) on a public API path, through the same steps as a request:
+   * read, authenticate, route, charge (the allowance), answer (the endpoint takes the socket
+   * over). Refusals are HTTP answers written on the socket. True when taken.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = req.url ?? "/";
-    const end = url.indexOf("/", 1);
-    const mount = mounts.get(url.slice(1, end === -1 ? url.search(/[?#]|$/) : end));
+    const mount = this.mounts.get(prefixOf(url));
     if (!mount) return false;
     const requestId = nextRequestId();
-    const refuse = (e: unknown, projectId?: string) => refuseUpgrade(socket, requestId, toAppError(e, (err) => log.error({ err, requestId, projectId }, "upgrade failed")));
     try {
-      if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+      checkUrlLength(url);
       const route = mount.upgrade?.(splitPath(url));
       if (!route) throw new AppError("WRONG_ENDPOINT", `There is no WebSocket endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
-      const accept = (principal: KeyPrincipal) => {
-        const network = resolveNetwork(mount, route);
-        try {
-          checkAllowlist(req, principal, new RequestContext(req, requestId, network, principal, shared, mount.prefix));
-        } catch (e) {
-          refuse(e, principal.projectId);
-          return;
-        }
-        // The endpoint may check the allowlists again later (a long-lived socket): the address
-        // as checked here, overwriting whatever the client sent under this name.
-        req.headers[CLIENT_IP_HEADER] = clientIpOf(req);
-        // ctx.principal, not principal: a socket replaces it when its key is verified again.
-        const ctx: SocketContext = {
-          req,
-          requestId,
-          network,
-          principal,
-          call: () => new RequestContext(req, requestId, network, ctx.principal, shared, mount.prefix),
-          quota: () => checkQuota(ctx.principal),
-          onShutdown: (end) => {
-            taken.set(socket, end);
-            return () => taken.delete(socket);
-          },
-        };
-        const quota = ctx.quota();
-        if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => refuse(e, principal.projectId));
-        else route.accept(ctx, socket, head);
-      };
-      const verified = verifyKey(req, keyFromRequest(req, route.pathKey, mount));
-      if (verified instanceof Promise) verified.then(accept).catch(refuse);
-      else accept(verified);
+      const incoming: IncomingSocket = { req, socket, head, requestId, mount, route };
+      const verified = this.authenticate(req, mount, route.pathKey);
+      if (verified instanceof Promise) verified.then((p) => this.accept(incoming, p)).catch((e: unknown) => this.refuseSocket(socket, requestId, e));
+      else this.accept(incoming, verified);
     } catch (e) {
-      refuse(e);
+      this.refuseSocket(socket, requestId, e);
     }
     return true;
-  };
+  }
 
-  const shutdown = (): ReadonlySet<Duplex> => {
-    const sockets = new Set(taken.keys());
-    for (const end of [...taken.values()]) end();
+  /** An upgrade whose key is verified: routed and charged, then handed to the endpoint. Throws what refuses it before its key's allowlists are read. */
+  private accept(incoming: IncomingSocket, principal: KeyPrincipal): void {
+    const { req, socket, head, requestId, mount, route } = incoming;
+    const network = resolveNetwork(mount, route);
+    const refusal = this.allowlistRefusal(req, principal);
+    if (refusal) {
+      new RequestContext(req, requestId, network, principal, this.parts, mount.prefix).meter("rejected", 0, true, refusal.status);
+      this.refuseSocket(socket, requestId, refusal, principal.projectId);
+      return;
+    }
+    // The endpoint may check the allowlists again later (a long-lived socket): the address
+    // as checked here, overwriting whatever the client sent under this name.
+    req.headers[CLIENT_IP_HEADER] = this.clientIp(req);
+    // ctx.principal, not principal: a socket replaces it when its key is verified again.
+    const ctx: SocketContext = {
+      req,
+      requestId,
+      network,
+      principal,
+      call: () => new RequestContext(req, requestId, network, ctx.principal, this.parts, mount.prefix),
+      quota: () => this.quota(ctx.principal),
+      onShutdown: (end) => {
+        this.taken.set(socket, end);
+        return () => this.taken.delete(socket);
+      },
+    };
+    const quota = ctx.quota();
+    if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => this.refuseSocket(socket, requestId, e, principal.projectId));
+    else route.accept(ctx, socket, head);
+  }
+
+  private refuseSocket(socket: Duplex, requestId: string, e: unknown, projectId?: string): void {
+    refuseUpgrade(socket, requestId, toAppError(e, (err) => this.log.error({ err, requestId, projectId }, "upgrade failed")));
+  }
+
+  /**
+   * The server is stopping: ends every connection taken over by an upgrade as its endpoint does
+   * (SocketContext.onShutdown). Answers their sockets, which close by themselves once ended.
+   */
+  shutdown(): ReadonlySet<Duplex> {
+    const sockets = new Set(this.taken.keys());
+    for (const end of [...this.taken.values()]) end();
     return sockets;
-  };
+  }
+}
 
-  return Object.assign(handler, { upgrade, shutdown });
+/** The public API router (Gateway): returns false for a path outside its mounts, which the caller hands to Next.js. */
+export function createGateway(options: GatewayOptions): GatewayHandler {
+  const gateway = new Gateway(options);
+  return Object.assign((req: IncomingMessage, res: ServerResponse) => gateway.request(req, res), {
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => gateway.upgrade(req, socket, head),
+    shutdown: () => gateway.shutdown(),
+  });
 }

@@ -1,7 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { KeyPrincipal } from "@/lib/keys/verifier";
+import type { Plan } from "@/lib/db/generated/enums";
+import type { KeyPrincipal, Verification } from "@/lib/keys/verifier";
 import type { Network } from "@/lib/networks";
+import type { UsageSample } from "@/lib/usage/meter";
+import type { RequestLogEntry } from "@/lib/usage/request-log";
+import type { ThroughputLimiter } from "./limits";
 
 export interface GatewayContext {
   req: IncomingMessage;
@@ -102,4 +106,52 @@ export interface Mount {
   match(segments: string[]): RouteMatch | OpenRoute | undefined;
   /** Path segments of an upgrade request; undefined answers 404 WRONG_ENDPOINT. */
   upgrade?(segments: string[]): SocketRoute | undefined;
+}
+
+/** Answers who a presented API key acts for (lib/keys/verifier.ts KeyVerifier). */
+export interface KeyVerification {
+  /**
+   * Synchronously when the answer is known; `beforeLookup` runs (and may throw to refuse) before
+   * the key is looked up for a key not found valid lately.
+   */
+  verify(secret: string, beforeLookup?: () => void): Verification | Promise<Verification>;
+}
+
+/**
+ * The plan allowance per project (lib/gateway/quota.ts QuotaTracker): counted where the calls are
+ * served, so that a check waits only when it must first read what the project used.
+ */
+export interface PlanAllowance {
+  /** Throws EXCEEDED_QUOTA_LIMIT when the allowance is used up, unless overage applies; a promise only when it must read the usage first. */
+  check(projectId: string, plan: Plan, overage: boolean): Promise<void> | undefined;
+  /** Throws EXCEEDED_QUOTA_LIMIT when `cu` more would pass the allowance, unless overage applies. */
+  affords(projectId: string, plan: Plan, overage: boolean, cu: number): void;
+  /** Counts CU a served call cost. */
+  add(projectId: string, cu: number): void;
+  /** The X-RateLimit-* headers of an answer to the project; undefined for a plan without a fixed allowance. */
+  headers(projectId: string, plan: Plan): Readonly<Record<string, string>> | undefined;
+}
+
+/** Where metered calls go (lib/usage/meter.ts UsageMeter); `now`: wall-clock ms of the call. */
+export interface UsageRecorder {
+  record(sample: UsageSample, now?: number): void;
+}
+
+/** Where finished requests are logged for the console (lib/usage/request-log.ts RequestLog); it copies what it keeps. */
+export interface RequestRecorder {
+  record(entry: RequestLogEntry): void;
+}
+
+/**
+ * What a gateway is handed (createGateway): the key verifier (authenticate), the plan allowance
+ * (charge, and the headers of every answer to a known key), the CU-per-second limit (taken per
+ * call as the endpoint runs), the usage meter (each call) and the request log (each request).
+ */
+export interface GatewayParts {
+  keys: KeyVerification;
+  limiter: ThroughputLimiter;
+  allowance: PlanAllowance;
+  meter: UsageRecorder;
+  /** None: requests are not logged. */
+  requestLog?: RequestRecorder;
 }

@@ -11,7 +11,7 @@ import { databaseUrl, getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
 import { storedRange } from "@/lib/consensus/store";
 import { networks, type Network } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
-import { startHttpServer, type RunningServer } from "@/lib/server";
+import { startHttpServer, type HttpServerOptions, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
 import { RequestLog } from "@/lib/usage/request-log";
 import { freePort } from "./ports";
@@ -41,13 +41,14 @@ export interface TestGateway {
 
 /**
  * The public API server on a free port (no Next.js), with its own meter and request log (flushed
- * by the test). `now`: the gateway's wall clock for plan periods (a test moves it across a reset).
+ * by the test). `now`: the gateway's wall clock for plan periods (a test moves it across a reset);
+ * `limiter`: the CU-per-second limiter handed to the gateway instead of an in-memory one.
  */
-export async function startTestGateway(options: { trustedProxyHops?: number; now?: () => number; metering?: boolean } = {}): Promise<TestGateway> {
+export async function startTestGateway(options: Pick<HttpServerOptions, "trustedProxyHops" | "now" | "metering" | "limiter"> = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
   const requestLog = new RequestLog();
-  const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, requestLog, metering: options.metering, trustedProxyHops: options.trustedProxyHops, now: options.now });
+  const server = await startHttpServer({ ...options, host: "127.0.0.1", port: await freePort(), meter, requestLog });
   return {
     url: server.url,
     meter,
