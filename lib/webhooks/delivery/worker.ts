@@ -42,15 +42,15 @@ import { decryptSigningKey } from "../signing-key";
 import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
 import { nextAttemptAt, retryAfterMs } from "./schedule";
-import { DeliveryClient } from "./send";
+import { DeliveryClient, type SendRequest } from "./send";
 import {
   CLAIM_MAX,
   claimDue,
   failUnsent,
   inboxAuthority,
-  releaseClaims,
-  recordFailure,
+  recordFailure as writeFailure,
   recordSuccesses,
+  releaseClaims,
   type AttemptRecord,
   type ClaimedMessage,
   type FailureOutcome,
@@ -82,6 +82,20 @@ export function leaseMs(timeoutMs: number, marginMs: number): number {
 }
 const RETENTION_EVERY_MS = 3600_000;
 const SIGNING_KEYS_KEPT = 10_000;
+
+/** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
+class SigningKeys {
+  private readonly keys = new Map<string, string>();
+
+  of(ciphertext: string): string {
+    let key = this.keys.get(ciphertext);
+    if (key === undefined) {
+      if (this.keys.size >= SIGNING_KEYS_KEPT) this.keys.delete(this.keys.keys().next().value!);
+      this.keys.set(ciphertext, (key = decryptSigningKey(ciphertext)));
+    }
+    return key;
+  }
+}
 
 export interface DeliveryOptions {
   /** Default WEBHOOK_TIMEOUT_MS. */
@@ -135,211 +149,15 @@ function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
 export function startDelivery(overrides: Partial<DeliveryOptions> = {}): DeliveryWorker {
   const o: DeliveryOptions = { ...defaults(), ...overrides };
   const log = o.logger;
-  const perHost = Math.min(o.perHost, o.concurrency);
-  const client = new DeliveryClient(perHost, o.resolve);
-  const abandon = new AbortController();
-  // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
-  setMaxListeners(o.concurrency + 10, abandon.signal);
-  const inFlight = new Set<Promise<void>>();
-  /**
-   * Per receiver host: deliveries waiting for its answer (at most perHost), and claimed messages
-   * waiting for one of those to end (at most (HELD_ROUNDS - 1) × perHost more: the next round
-   * is at hand without a claim, and waits at most that many attempts, which the lease covers).
-   */
-  const hosts = new Map<string, HostQueue>();
-  let queued = 0;
-  const successes = new SuccessRecorder();
-  let slotFreed: (() => void) | undefined;
-  /** Deliveries ended so far (their receiver answered or the attempt gave up). */
-  let ended = 0;
-  /** The outbox announced due messages since the last claim began. */
-  let announced = false;
-  /** Where the next claim's walk over subscriptions starts (claimDue). */
-  let cursor = "";
-  const inboxes = inboxAuthority(getEnv().PUBLIC_URL);
-  /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
-  const keys = new Map<string, string>();
-  const signingKeyOf = (ciphertext: string) => {
-    let key = keys.get(ciphertext);
-    if (key === undefined) {
-      if (keys.size >= SIGNING_KEYS_KEPT) keys.delete(keys.keys().next().value!);
-      keys.set(ciphertext, (key = decryptSigningKey(ciphertext)));
-    }
-    return key;
-  };
-
-  /** One attempt; `answered` is called once the exchange with the receiver is over, before recording. */
-  const deliver = async (m: ClaimedMessage, answered: () => void): Promise<void> => {
-    const startedAt = new Date();
-    const t0 = performance.now();
-    const body = m.body;
-    const res = await client.send({
-      receiver: m.host,
-      url: m.webhookUrl,
-      body,
-      headers: signatureHeaders(signingKeyOf(m.signingKey), m.id, body, startedAt),
-      timeoutMs: o.timeoutMs,
-      signal: abandon.signal,
-    });
-    answered();
-    if (res.abandoned) return;
-    const success = res.httpStatus !== null && res.httpStatus >= 200 && res.httpStatus < 300;
-    const attempt = {
-      startedAt,
-      durationMs: Math.round(performance.now() - t0),
-      httpStatus: res.httpStatus,
-      success,
-      error: res.error,
-      responseBody: res.responseBody,
-      requestHeaders: res.requestHeaders,
-    };
-    if (success) {
-      if (await successes.add(m, attempt)) {
-        o.meter.record({
-          projectId: m.projectId,
-          keyId: "",
-          subscriptionId: m.subscriptionId,
-          network: m.network,
-          // Under the webhook API's interface, with the receiver's answer time as the latency.
-          api: "v1",
-          endpoint: webhookUsageLabel("delivery"),
-          status: "2xx",
-          cu: WEBHOOK_DELIVERY_CU,
-          error: false,
-          latencyMs: attempt.durationMs,
-        });
-      }
-      return;
-    }
-    let outcome: FailureOutcome;
-    if (res.httpStatus === 410) outcome = { kind: "gone" };
-    else {
-      const at = nextAttemptAt(o.retryScheduleMs, m.attempts + 1, Date.now(), retryAfterMs(res.retryAfter));
-      outcome = at ? { kind: "retry", at } : { kind: "fail" };
-    }
-    const reason = await recordFailure(m, attempt, outcome, o.deactivateAfterMs);
-    if (reason) log.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
-  };
-
-  const start = (m: ClaimedMessage) => {
-    const host = hosts.get(m.host)!;
-    host.sending++;
-    // The host's slot is free once the receiver answered; the process's, once the attempt is recorded.
-    let answered = false;
-    const releaseHost = () => {
-      if (answered) return;
-      answered = true;
-      ended++;
-      host.sending--;
-      const next = host.shift();
-      if (next) {
-        queued--;
-        start(next);
-      } else if (host.sending === 0) hosts.delete(m.host);
-      slotFreed?.();
-    };
-    const running: Promise<void> = deliver(m, releaseHost)
-      .catch((e: unknown) => {
-        // The attempt's outcome could not be recorded (the database is away): the message is
-        // claimed again when its lease ends.
-        log.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
-      })
-      .finally(() => {
-        releaseHost();
-        inFlight.delete(running);
-        slotFreed?.();
-      });
-    inFlight.add(running);
-  };
-
-  /** Queues a claim's messages on their hosts, then sends what the hosts' free slots allow, round robin. */
-  const dispatch = (claimed: readonly ClaimedMessage[]) => {
-    for (const m of claimed) {
-      let host = hosts.get(m.host);
-      if (!host) hosts.set(m.host, (host = new HostQueue()));
-      host.push(m);
-      queued++;
-    }
-    if (stopping) return;
-    for (const host of new Set(claimed.map((m) => hosts.get(m.host)!))) {
-      while (host.sending < perHost && host.waiting > 0) {
-        queued--;
-        start(host.shift()!);
-      }
-    }
-  };
-
-  /** Claimed messages not started yet, taken out of the queues. */
-  const takeQueued = (): ClaimedMessage[] => {
-    const out: ClaimedMessage[] = [];
-    for (const host of hosts.values()) out.push(...host.drain());
-    queued = 0;
-    return out;
-  };
-  let stopping = false;
-
-  /** Resolves when a delivery ends (a slot is free), after `timeoutMs` if given, or on abort. */
-  const waitForSlot = (signal: AbortSignal, timeoutMs?: number) =>
-    new Promise<void>((resolve) => {
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(), timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        slotFreed = undefined;
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      slotFreed = done;
-      signal.addEventListener("abort", done, { once: true });
-    });
-
+  const delivery = new Delivery(o);
   const worker = startWorker<null>({
     kind: "webhook-delivery",
     key: `${os.hostname()}:${process.pid}`,
     logger: log,
     init: async () => null,
-    step: async (_state, ctx) => {
-      const free = o.concurrency - inFlight.size - queued;
-      if (free <= 0) {
-        await waitForSlot(ctx.signal);
-        return 0;
-      }
-      const held = new Map([...hosts].map(([h, x]) => [h, x.sending + x.waiting]));
-      const fullHosts = [...held].filter(([, n]) => n >= HELD_ROUNDS * perHost).map(([h]) => h);
-      announced = false;
-      const endedBefore = ended;
-      const claim = await claimDue({
-        max: free,
-        perHost: HELD_ROUNDS * perHost,
-        busy: held,
-        fullHosts,
-        leaseMs: leaseMs(o.timeoutMs, o.leaseMarginMs),
-        cursor,
-        inboxAuthority: inboxes,
-        projectIds: o.projectIds,
-      });
-      cursor = claim.cursor;
-      const claimed = claim.messages;
-      await failUnsent(claimed.filter((m) => !m.isActive && !m.test));
-      dispatch(claimed.filter((m) => m.isActive || m.test));
-      if (claimed.length >= Math.min(free, CLAIM_MAX)) return 0;
-      // The claim found less than it could take: nothing more is due, or the hosts of what is due
-      // are at their bounds. Look again after the poll interval, or once half a round of
-      // deliveries (perHost / 2) has ended, letting the deliveries ending meanwhile end together:
-      // one claim then takes half a round's worth, rather than one claim per delivery that ends,
-      // while the other half still waits to be sent. Messages announced as due end the wait at once.
-      // Deliveries count from the claim's start: those that ended while it ran (all of a host's,
-      // when the database is slow) already freed room.
-      const until = performance.now() + o.pollMs;
-      const halfRound = Math.ceil(perHost / 2);
-      for (let left = o.pollMs; left > 0 && ended - endedBefore < halfRound && !announced && !ctx.signal.aborted; left = until - performance.now()) {
-        await waitForSlot(ctx.signal, left);
-      }
-      await setImmediate();
-      return 0;
-    },
+    step: (_state, ctx) => delivery.step(ctx.signal),
     classify: () => ({ what: "could not claim webhook messages" }),
   });
-
   const retention = o.retention ? startRetention(log) : undefined;
   const url = databaseUrl();
   const announcements = url
@@ -347,10 +165,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
         connectionString: url,
         channel: MESSAGES_DUE_CHANNEL,
         name: "webhook delivery",
-        onNotification: () => {
-          announced = true;
-          slotFreed?.();
-        },
+        onNotification: () => delivery.announced(),
         onLost: (e) => log.warn(`not hearing of new webhook messages (${errorMessage(e)}); they are found by polling every ${o.pollMs} ms until the connection is back`),
         onListening: (afterOutage) => {
           if (afterOutage) log.info("hearing of new webhook messages again");
@@ -361,25 +176,348 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   let stopped: Promise<void> | undefined;
   return {
     get inFlight() {
-      return inFlight.size;
+      return delivery.inFlight;
     },
     listening: announcements?.ready ?? Promise.resolve(),
     stop(options = {}) {
       stopped ??= (async () => {
         await Promise.all([worker.stop(), retention?.stop(), announcements?.stop()]);
-        stopping = true;
-        if (options.abandon) abandon.abort();
-        else {
-          // Claimed but not started: due again at once, for another worker.
-          await releaseClaims(takeQueued()).catch((e: unknown) => log.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
-        }
-        takeQueued();
-        while (inFlight.size > 0) await Promise.all([...inFlight]);
-        await client.close();
+        await delivery.stop(options.abandon ?? false);
       })();
       return stopped;
     },
   };
+}
+
+/** A claimed message made ready to send: its signed request, and when its attempt began. */
+interface PreparedDelivery {
+  message: ClaimedMessage;
+  request: SendRequest;
+  startedAt: Date;
+  /** performance.now() at startedAt: the attempt's duration counts from it. */
+  t0: number;
+}
+
+/** What the receiver made of an attempt (unless the attempt was given up: `abandoned`). */
+type SentDelivery =
+  | { kind: "abandoned" }
+  | { kind: "success"; message: ClaimedMessage; attempt: AttemptRecord }
+  | { kind: "failure"; message: ClaimedMessage; attempt: AttemptRecord; retryAfter: string | undefined };
+
+/**
+ * One worker's deliveries, as phases with typed states between them, in the manner of Svix's
+ * worker: claim (due messages, the unsendable ones failed) → prepare (sign) → send → record
+ * success (and charge) / record failure (schedule the next attempt, fail the message, or turn the
+ * subscription off). What the worker holds between steps is DeliveryState's alone.
+ */
+class Delivery {
+  private readonly state: DeliveryState;
+  private readonly perHost: number;
+  private readonly client: DeliveryClient;
+  private readonly abandon = new AbortController();
+  private readonly successes = new SuccessRecorder();
+  private readonly signingKeys = new SigningKeys();
+  private readonly inboxes = inboxAuthority(getEnv().PUBLIC_URL);
+
+  constructor(private readonly o: DeliveryOptions) {
+    this.perHost = Math.min(o.perHost, o.concurrency);
+    this.client = new DeliveryClient(this.perHost, o.resolve);
+    // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
+    setMaxListeners(o.concurrency + 10, this.abandon.signal);
+    this.state = new DeliveryState(this.perHost, (m, answered) => this.deliver(m, answered));
+  }
+
+  /** Attempts in flight (sending, or recording what the receiver answered). */
+  get inFlight(): number {
+    return this.state.inFlight;
+  }
+
+  /** The outbox announced due messages: a step waiting for news claims at once. */
+  announced(): void {
+    this.state.announced();
+  }
+
+  /**
+   * One step of the worker: claims what there is room for and hands it to the hosts' queues. When
+   * the claim found less than it could take (nothing more is due, or the hosts of what is due are
+   * at their bounds), waits for the poll interval, or until half a round of deliveries (perHost /
+   * 2) has ended, letting the deliveries ending meanwhile end together: one claim then takes half
+   * a round's worth, rather than one claim per delivery that ends, while the other half still
+   * waits to be sent. Messages announced as due end the wait at once. Deliveries count from the
+   * claim's start: those that ended while it ran (all of a host's, when the database is slow)
+   * already freed room.
+   */
+  async step(signal: AbortSignal): Promise<number> {
+    const free = this.state.free(this.o.concurrency);
+    if (free <= 0) {
+      await this.state.waitForSlot(signal);
+      return 0;
+    }
+    const endedBefore = this.state.claimStarts();
+    const claimed = await this.claim(free);
+    if (claimed >= Math.min(free, CLAIM_MAX)) return 0;
+    await this.state.waitForNews(endedBefore, Math.ceil(this.perHost / 2), this.o.pollMs, signal);
+    await setImmediate();
+    return 0;
+  }
+
+  /**
+   * claim: up to `free` due messages, at most HELD_ROUNDS rounds per host held; those of a
+   * subscription that is off fail unsent (test messages are sent all the same), the others go to
+   * their hosts' queues. Answers how many were claimed.
+   */
+  private async claim(free: number): Promise<number> {
+    const { busy, fullHosts } = this.state.held(HELD_ROUNDS * this.perHost);
+    const claim = await claimDue({
+      max: free,
+      perHost: HELD_ROUNDS * this.perHost,
+      busy,
+      fullHosts,
+      leaseMs: leaseMs(this.o.timeoutMs, this.o.leaseMarginMs),
+      cursor: this.state.cursor,
+      inboxAuthority: this.inboxes,
+      projectIds: this.o.projectIds,
+    });
+    this.state.cursor = claim.cursor;
+    const claimed = claim.messages;
+    await failUnsent(claimed.filter((m) => !m.isActive && !m.test));
+    this.state.dispatch(claimed.filter((m) => m.isActive || m.test));
+    return claimed.length;
+  }
+
+  /**
+   * One message through its phases; `answered` is called once the exchange with the receiver is
+   * over, before recording. Never rejects: an outcome that cannot be recorded (the database is
+   * away) leaves the message to be claimed again when its lease ends.
+   */
+  private async deliver(m: ClaimedMessage, answered: () => void): Promise<void> {
+    try {
+      const sent = await this.send(this.prepare(m));
+      answered();
+      if (sent.kind === "success") await this.recordSuccess(sent.message, sent.attempt);
+      else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
+    } catch (e) {
+      this.o.logger.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
+    }
+  }
+
+  /** prepare: the request, with the body exactly as stored and its signatures of now. */
+  private prepare(m: ClaimedMessage): PreparedDelivery {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    return {
+      message: m,
+      startedAt,
+      t0,
+      request: {
+        receiver: m.host,
+        url: m.webhookUrl,
+        body: m.body,
+        headers: signatureHeaders(this.signingKeys.of(m.signingKey), m.id, m.body, startedAt),
+        timeoutMs: this.o.timeoutMs,
+        signal: this.abandon.signal,
+      },
+    };
+  }
+
+  /** send: one attempt; any 2xx is a success, anything else (no answer included) a failure. */
+  private async send(p: PreparedDelivery): Promise<SentDelivery> {
+    const res = await this.client.send(p.request);
+    if (res.abandoned) return { kind: "abandoned" };
+    const success = res.httpStatus !== null && res.httpStatus >= 200 && res.httpStatus < 300;
+    const attempt: AttemptRecord = {
+      startedAt: p.startedAt,
+      durationMs: Math.round(performance.now() - p.t0),
+      httpStatus: res.httpStatus,
+      success,
+      error: res.error,
+      responseBody: res.responseBody,
+      requestHeaders: res.requestHeaders,
+    };
+    return success ? { kind: "success", message: p.message, attempt } : { kind: "failure", message: p.message, attempt, retryAfter: res.retryAfter };
+  }
+
+  /**
+   * record success: the message is SUCCESS (batched with others: SuccessRecorder), and, unless it
+   * was paid for as it was queued, its subscription's project is charged for it, under the
+   * subscription, with the receiver's answer time as the latency.
+   */
+  private async recordSuccess(m: ClaimedMessage, attempt: AttemptRecord): Promise<void> {
+    if (!(await this.successes.add(m, attempt))) return;
+    this.o.meter.record({
+      projectId: m.projectId,
+      keyId: "",
+      subscriptionId: m.subscriptionId,
+      network: m.network,
+      // Under the webhook API's interface.
+      api: "v1",
+      endpoint: webhookUsageLabel("delivery"),
+      status: "2xx",
+      cu: WEBHOOK_DELIVERY_CU,
+      error: false,
+      latencyMs: attempt.durationMs,
+    });
+  }
+
+  /** record failure: the next attempt on the schedule (later if Retry-After says so), or the message failed, or (410 Gone, or failing for too long) the subscription turned off. */
+  private async recordFailure(m: ClaimedMessage, attempt: AttemptRecord, retryAfter: string | undefined): Promise<void> {
+    let outcome: FailureOutcome;
+    if (attempt.httpStatus === 410) outcome = { kind: "gone" };
+    else {
+      const at = nextAttemptAt(this.o.retryScheduleMs, m.attempts + 1, Date.now(), retryAfterMs(retryAfter));
+      outcome = at ? { kind: "retry", at } : { kind: "fail" };
+    }
+    const reason = await writeFailure(m, attempt, outcome, this.o.deactivateAfterMs);
+    if (reason) this.o.logger.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+  }
+
+  /** Finishes the attempts in flight, or gives them up unrecorded with `abandon`; claimed messages not started are handed back. */
+  async stop(abandon: boolean): Promise<void> {
+    const queued = this.state.stop();
+    if (abandon) this.abandon.abort();
+    else {
+      // Claimed but not started: due again at once, for another worker.
+      await releaseClaims(queued).catch((e: unknown) => this.o.logger.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
+    }
+    await this.state.settled();
+    await this.client.close();
+  }
+}
+
+/**
+ * What a delivery worker holds between its steps, changed only here: per receiver host, the
+ * deliveries waiting for its answer (at most perHost) and the claimed messages waiting for one of
+ * those to end (at most (HELD_ROUNDS - 1) × perHost more: the next round is at hand without a
+ * claim, and waits at most that many attempts, which the lease covers); the attempts in flight
+ * (until recorded); and what the next claim needs (where its walk starts, when to make it).
+ */
+class DeliveryState {
+  /** Where the next claim's walk over subscriptions starts (claimDue). */
+  cursor = "";
+  private readonly hosts = new Map<string, HostQueue>();
+  /** Claimed messages waiting in the hosts' queues. */
+  private queued = 0;
+  private readonly running = new Set<Promise<void>>();
+  /** Deliveries ended so far (their receiver answered or the attempt gave up). */
+  private ended = 0;
+  /** The outbox announced due messages since the last claim began. */
+  private announcedDue = false;
+  private stopping = false;
+  /** Wakes the step waiting for a slot (waitForSlot), if one is. */
+  private slotFreed: (() => void) | undefined;
+
+  /** `deliver` never rejects; it calls `answered` once the receiver's part is over. */
+  constructor(
+    private readonly perHost: number,
+    private readonly deliver: (m: ClaimedMessage, answered: () => void) => Promise<void>,
+  ) {}
+
+  /** Attempts in flight (sending, or recording what the receiver answered). */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Messages one more claim may take within `concurrency` (in flight and queued count). */
+  free(concurrency: number): number {
+    return concurrency - this.running.size - this.queued;
+  }
+
+  /** Messages held per host, and the hosts holding `bound` or more: what a claim leaves them. */
+  held(bound: number): { busy: Map<string, number>; fullHosts: string[] } {
+    const busy = new Map([...this.hosts].map(([h, x]) => [h, x.sending + x.waiting]));
+    return { busy, fullHosts: [...busy].filter(([, n]) => n >= bound).map(([h]) => h) };
+  }
+
+  /** A claim begins: announcements from now on are news to the next wait. Answers the deliveries ended so far. */
+  claimStarts(): number {
+    this.announcedDue = false;
+    return this.ended;
+  }
+
+  /** The outbox announced due messages. */
+  announced(): void {
+    this.announcedDue = true;
+    this.slotFreed?.();
+  }
+
+  /** Queues a claim's messages on their hosts, then sends what the hosts' free slots allow, round robin. */
+  dispatch(claimed: readonly ClaimedMessage[]): void {
+    for (const m of claimed) {
+      let host = this.hosts.get(m.host);
+      if (!host) this.hosts.set(m.host, (host = new HostQueue()));
+      host.push(m);
+      this.queued++;
+    }
+    if (this.stopping) return;
+    for (const host of new Set(claimed.map((m) => this.hosts.get(m.host)!))) {
+      while (host.sending < this.perHost && host.waiting > 0) {
+        this.queued--;
+        this.start(host.shift()!);
+      }
+    }
+  }
+
+  private start(m: ClaimedMessage): void {
+    const host = this.hosts.get(m.host)!;
+    host.sending++;
+    // The host's slot is free once the receiver answered; the process's, once the attempt is recorded.
+    let answered = false;
+    const releaseHost = () => {
+      if (answered) return;
+      answered = true;
+      this.ended++;
+      host.sending--;
+      const next = host.shift();
+      if (next) {
+        this.queued--;
+        this.start(next);
+      } else if (host.sending === 0) this.hosts.delete(m.host);
+      this.slotFreed?.();
+    };
+    const running: Promise<void> = this.deliver(m, releaseHost).finally(() => {
+      releaseHost();
+      this.running.delete(running);
+      this.slotFreed?.();
+    });
+    this.running.add(running);
+  }
+
+  /** Resolves when a delivery ends (a slot is free) or messages are announced, after `timeoutMs` if given, or on abort. */
+  waitForSlot(signal: AbortSignal, timeoutMs?: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(), timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.slotFreed = undefined;
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.slotFreed = done;
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Waits up to `pollMs`, until `enough` deliveries ended since `endedBefore` (claimStarts), messages were announced, or `signal` aborts. */
+  async waitForNews(endedBefore: number, enough: number, pollMs: number, signal: AbortSignal): Promise<void> {
+    const until = performance.now() + pollMs;
+    for (let left = pollMs; left > 0 && this.ended - endedBefore < enough && !this.announcedDue && !signal.aborted; left = until - performance.now()) {
+      await this.waitForSlot(signal, left);
+    }
+  }
+
+  /** Starts nothing more: answers the claimed messages not started, taken out of the queues. */
+  stop(): ClaimedMessage[] {
+    this.stopping = true;
+    const out: ClaimedMessage[] = [];
+    for (const host of this.hosts.values()) out.push(...host.drain());
+    this.queued = 0;
+    return out;
+  }
+
+  /** Resolves once no attempt is in flight. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
 }
 
 /**
