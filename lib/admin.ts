@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb } from "@/lib/db/client";
 import { ensureDatabase } from "@/lib/db/connection";
@@ -10,6 +11,7 @@ import { planFromName, PLANS } from "@/lib/plans";
 import { setPlanAsAdmin } from "@/lib/projects/plan";
 import { projectName } from "@/lib/projects/schema";
 import { createProject, listProjects } from "@/lib/projects/service";
+import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 
 export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
   create-user    --email E --password P
@@ -17,6 +19,9 @@ export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
   list-projects  --email E
   reset-key      --project ID             (prints the new apiKey)
   set-plan       --project ID --plan ${Object.keys(Plan).join("|")} (or the plan's label, any case)`;
+
+/** Options named as they are typed: `--name: Use at most 64 characters`. */
+const OPTIONS: Wording = { ...FIELDS, problem: (path, message) => `--${path}: ${message}` };
 
 function required(values: Record<string, string | undefined>, name: string): string {
   const v = values[name];
@@ -37,9 +42,8 @@ async function execute(command: string | undefined, values: Record<string, strin
       return { userId: user.id, email: user.email };
     }
     case "create-project": {
-      const parsed = projectName.safeParse(required(values, "name"));
-      if (!parsed.success) throw new AppError("INVALID_PARAMETER", `--name: ${parsed.error.issues[0]?.message}`);
-      const { projectId, apiKey } = await createProject(await userIdByEmail(required(values, "email")), parsed.data);
+      const { name } = parseInput(z.object({ name: projectName }), { name: required(values, "name") }, OPTIONS);
+      const { projectId, apiKey } = await createProject(await userIdByEmail(required(values, "email")), name);
       return { projectId, apiKey };
     }
     case "list-projects": {

@@ -6,6 +6,7 @@ import { signInSchema } from "@/lib/auth/schema";
 import { SignInError, signUp, verifyCredentials } from "@/lib/auth/users";
 import { clientIp } from "@/lib/client-ip";
 import { AppError } from "@/lib/errors";
+import { MESSAGE_ONLY, parseInput } from "@/lib/validation";
 
 /** Sign-up from the console form (the same service call, limits and proof of work as POST /api/sign-up). */
 export async function signUpAction(input: { email: string; password: string; proof?: { challenge: string; nonce: string } }): Promise<ActionResult> {
@@ -23,10 +24,9 @@ export async function signUpAction(input: { email: string; password: string; pro
  * throttle and messages as the credentials provider; it creates no session.
  */
 export async function checkCredentialsAction(input: { email: string; password: string }): Promise<ActionResult> {
-  const parsed = signInSchema.safeParse(input);
-  if (!parsed.success) return failure(new AppError("INVALID_PARAMETER", parsed.error.issues[0]?.message ?? "Enter your email and password."));
   try {
-    await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(await headers()));
+    const { email, password } = parseInput(signInSchema, input, MESSAGE_ONLY);
+    await verifyCredentials(email, password, clientIp(await headers()));
     return ok(null);
   } catch (e) {
     if (e instanceof SignInError) return failure(new AppError("AUTHENTICATION_FAILED", e.message));

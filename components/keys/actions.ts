@@ -4,6 +4,7 @@ import { failure, ok, type ActionResult } from "@/components/action-result";
 import { currentUser } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { createAdditionalKey } from "@/lib/keys/service";
+import { parseInput } from "@/lib/validation";
 import { createKeySchema } from "./types";
 
 /**
@@ -13,10 +14,9 @@ import { createKeySchema } from "./types";
 export async function createKeyAction(projectId: string, input: { name: string }): Promise<ActionResult<{ id: string; apiKey: string }>> {
   const user = await currentUser();
   if (!user) return failure(new AppError("NO_AUTHENTICATION_FOUND", "Sign in to continue."));
-  const parsed = createKeySchema.safeParse(input);
-  if (!parsed.success) return { ...failure(new AppError("INVALID_PARAMETER", parsed.error.issues[0]?.message ?? "Invalid name")), field: "name" };
   try {
-    return ok(await createAdditionalKey(user.id, String(projectId), parsed.data.name));
+    const { name } = parseInput(createKeySchema, input);
+    return ok(await createAdditionalKey(user.id, String(projectId), name));
   } catch (e) {
     return failure(e);
   }

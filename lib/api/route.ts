@@ -4,6 +4,7 @@ import type { SessionUser } from "@/lib/auth/users";
 import { getEnv } from "@/lib/env";
 import { AppError, toAppError } from "@/lib/errors";
 import { parseJsonBody } from "@/lib/text";
+import { parseInput } from "@/lib/validation";
 import { crossSiteRefusal } from "./same-origin";
 
 export function errorResponse(error: AppError): Response {
@@ -18,17 +19,9 @@ export async function readJsonBody(req: Request): Promise<unknown> {
   return parseJsonBody(new Uint8Array(bytes));
 }
 
-/** Parses a JSON body with a shared zod schema; the first issue becomes a readable 400. */
+/** Parses a JSON body with a shared zod schema; the first problem becomes a readable 400 (lib/validation.ts). */
 export async function parseBody<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
-  const json = await readJsonBody(req);
-  // reportInput: an issue carries the value it is about, telling a missing field from a wrong one.
-  const parsed = schema.safeParse(json, { reportInput: true });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-    throw new AppError(issue?.code === "invalid_type" && issue.input === undefined ? "MISSING_REQUIRED_PARAMETER" : "INVALID_PARAMETER", `${where}${issue?.message ?? "invalid input"}`);
-  }
-  return parsed.data;
+  return parseInput(schema, await readJsonBody(req));
 }
 
 type Params = Record<string, string>;

@@ -4,6 +4,7 @@ import GitHubProvider from "next-auth/providers/github";
 import { clientIp } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { databaseUnavailable } from "@/lib/errors";
+import { inputError, MESSAGE_ONLY } from "@/lib/validation";
 import { signInSchema } from "./schema";
 import { activeSession, endSession, SESSION_MAX_AGE_S, sessionCookieName, sessionIdOf, startSession } from "./session";
 import { SignInError, upsertGithubUser, verifyCredentials } from "./users";
@@ -16,7 +17,7 @@ function providers(): NextAuthOptions["providers"] {
       credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
       async authorize(credentials, req) {
         const parsed = signInSchema.safeParse(credentials ?? {});
-        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "Enter your email and password.");
+        if (!parsed.success) throw new Error(inputError(parsed.error, credentials, MESSAGE_ONLY).message);
         try {
           return await verifyCredentials(parsed.data.email, parsed.data.password, clientIp(new Headers(req.headers)));
         } catch (e) {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { constantTimeEqual, deriveKey } from "@/lib/crypto";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 import { solves } from "./proof-of-work";
 
 /**
@@ -71,6 +72,9 @@ export const proofSchema = z.object({
   nonce: z.string().regex(/^\d{1,16}$/, "must be a decimal number of at most 16 digits"),
 });
 
+/** `proof: nonce must be …. Send { challenge, nonce }.`; an absent part is MISSING_REQUIRED_PARAMETER, as an absent proof is. */
+const PROOF: Wording = { ...FIELDS, problem: (path, message) => `proof: ${path ? `${path} ` : ""}${message}. Send { challenge, nonce }.` };
+
 const FETCH_NEW = "Fetch a new one from GET /api/sign-up/challenge and solve it.";
 
 function invalid(message: string): AppError {
@@ -79,12 +83,7 @@ function invalid(message: string): AppError {
 
 /** Checks a sign-up's proof and marks its challenge spent; throws 400 INVALID_PARAMETER naming `proof` and what is wrong. */
 export function spendProof(input: unknown, now = Date.now()): void {
-  const parsed = proofSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw invalid(`${issue?.path.length ? `${issue.path.join(".")} ` : ""}${issue?.message ?? "invalid"}. Send { challenge, nonce }.`);
-  }
-  const { challenge, nonce } = parsed.data;
+  const { challenge, nonce } = parseInput(proofSchema, input, PROOF);
   const m = FORMAT.exec(challenge);
   const payload = challenge.slice(0, challenge.lastIndexOf("."));
   if (!m?.[1] || !m[2] || !m[3] || !m[4] || !constantTimeEqual(m[4], mac(payload))) {

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 import { startEmailVerification } from "./email-verification";
 import { recordSignInFailure, recordSignInSuccess, signInRefusal, takeSignUp } from "./throttle";
 import { changePasswordSchema, signUpSchema, type SignUpInput } from "./schema";
@@ -17,15 +18,9 @@ export interface SessionUser {
 // A fixed hash to verify against when the email is unknown, so both paths take the same time.
 let dummyHash: Promise<string> | undefined;
 
-/** Input checked against a schema, or 400 INVALID_PARAMETER naming the field ("password: Use at least 10 characters"). */
-function parse<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new AppError("INVALID_PARAMETER", `${issue?.path.join(".") || "input"}: ${issue?.message ?? "invalid"}`);
-  }
-  return parsed.data;
-}
+/** Account input: 400 INVALID_PARAMETER naming the field ("password: Use at least 10 characters"), an absent one too. */
+const ACCOUNT: Wording = { ...FIELDS, missing: false };
+const parse = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => parseInput(schema, input, ACCOUNT);
 
 async function insertUser({ email, password }: SignUpInput): Promise<SessionUser> {
   const passwordHash = await hash(password);

@@ -5,7 +5,7 @@
  * Shared by the public API's test (vitest) and the console's (Playwright).
  */
 import fc from "fast-check";
-import { fieldPath as joined } from "@/lib/webhooks/schema";
+import { fieldPath as joined } from "@/lib/validation";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Step = string | number;

@@ -1,5 +1,5 @@
 import { getProjectForUser } from "@/lib/projects/service";
-import { queryInput } from "@/lib/webhooks/service";
+import { queryInput } from "@/lib/validation";
 import { parseUsageQuery, usageCsv, usageReport } from "./query";
 
 /**

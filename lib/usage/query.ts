@@ -6,6 +6,7 @@ import { overageApplies, periodEnd, periodStart } from "@/lib/gateway/quota";
 import { networkBySlug } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 import { parseTime, TIME_FORMS } from "@/lib/time";
+import { parseQuery } from "@/lib/validation";
 import { INTERFACE_LABELS, STATUS_LABELS } from "./labels";
 import { LATENCY_BUCKETS, percentile } from "./latency";
 import { minuteRetentionMs, minuteRetentionStart } from "./meter";
@@ -31,7 +32,7 @@ export function stepFor(spanMs: number): Step {
   return "1d";
 }
 
-const time = (name: string) =>
+const time = () =>
   z
     .string()
     .optional()
@@ -39,7 +40,7 @@ const time = (name: string) =>
       if (v === undefined) return undefined;
       const time = parseTime(v);
       if (time === null) {
-        ctx.addIssue({ code: "custom", message: `${name}: "${v.slice(0, 40)}" is not a date: give ${TIME_FORMS}` });
+        ctx.addIssue({ code: "custom", message: `"${v.slice(0, 40)}" is not a date: give ${TIME_FORMS}` });
         return z.NEVER;
       }
       return time.getTime();
@@ -47,11 +48,11 @@ const time = (name: string) =>
 
 const QUERY = z
   .object({
-    from: time("from"),
-    to: time("to"),
-    step: z.enum(Object.keys(STEPS) as [Step, ...Step[]], { error: `step: use one of ${Object.keys(STEPS).join(", ")}` }).optional(),
-    groupBy: z.enum(GROUP_BYS, { error: `groupBy: use one of ${GROUP_BYS.join(", ")}` }).default("endpoint"),
-    format: z.enum(["json", "csv"], { error: "format: use json or csv" }).default("json"),
+    from: time(),
+    to: time(),
+    step: z.enum(Object.keys(STEPS) as [Step, ...Step[]], { error: `use one of ${Object.keys(STEPS).join(", ")}` }).optional(),
+    groupBy: z.enum(GROUP_BYS, { error: `use one of ${GROUP_BYS.join(", ")}` }).default("endpoint"),
+    format: z.enum(["json", "csv"], { error: "use json or csv" }).default("json"),
   })
   .strict();
 
@@ -65,13 +66,7 @@ export interface UsageQuery {
 
 /** Validates the query string: 400 INVALID_PARAMETER or WRONG_RANGE_PARAMETER naming the parameter. */
 export function parseUsageQuery(params: Record<string, string>, now = Date.now(), retentionMs = minuteRetentionMs()): UsageQuery {
-  const parsed = QUERY.safeParse(params);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const message = issue.code === "unrecognized_keys" ? `Unknown parameter ${issue.keys.map((k) => k.slice(0, 40)).join(", ")}: use from, to, step, groupBy, format` : issue.message;
-    throw new AppError("INVALID_PARAMETER", message);
-  }
-  const q = parsed.data;
+  const q = parseQuery(QUERY, params);
   const to = q.to ?? now;
   const from = q.from ?? to - 24 * 3_600_000;
   if (from >= to) throw new AppError("WRONG_RANGE_PARAMETER", "from must be earlier than to.");

@@ -3,7 +3,7 @@ import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { networkBySlug } from "@/lib/networks";
 import { getProjectForUser } from "@/lib/projects/service";
-import { queryInput } from "@/lib/webhooks/service";
+import { parseQuery, queryInput } from "@/lib/validation";
 import { REQUEST_LOG_ROWS, type RequestLogColumns } from "./request-log";
 
 /** The public APIs a request can come through, as the request log names them. */
@@ -14,45 +14,39 @@ export const TRAFFIC_WINDOW_MS = 5 * 60_000;
 
 const QUERY = z
   .object({
-    interface: z.enum(INTERFACES, { error: `interface: use one of ${INTERFACES.join(", ")}` }).optional(),
+    interface: z.enum(INTERFACES, { error: `use one of ${INTERFACES.join(", ")}` }).optional(),
     network: z
       .string()
-      .max(100, { error: "network: unknown network" })
-      .refine((s) => networkBySlug(s) !== undefined, { error: "network: unknown network (use a slug such as ethereum-mainnet)" })
+      .max(100, { error: "unknown network" })
+      .refine((s) => networkBySlug(s) !== undefined, { error: "unknown network (use a slug such as ethereum-mainnet)" })
       .optional(),
-    status: z.enum(STATUS_CLASSES, { error: `status: use one of ${STATUS_CLASSES.join(", ")}` }).optional(),
+    status: z.enum(STATUS_CLASSES, { error: `use one of ${STATUS_CLASSES.join(", ")}` }).optional(),
     method: z
       .string()
-      .min(1, { error: "method: give a method name" })
-      .max(100, { error: "method: at most 100 characters" })
-      .regex(/^[\w.:/{}-]+$/, { error: "method: letters, digits and . _ : / { } - only" })
+      .min(1, { error: "give a method name" })
+      .max(100, { error: "at most 100 characters" })
+      .regex(/^[\w.:/{}-]+$/, { error: "letters, digits and . _ : / { } - only" })
       .optional(),
     limit: z
       .string()
-      .regex(/^\d{1,4}$/, { error: `limit: a whole number from 1 to ${REQUEST_LOG_ROWS}` })
+      .regex(/^\d{1,4}$/, { error: `a whole number from 1 to ${REQUEST_LOG_ROWS}` })
       .transform(Number)
-      .refine((n) => n >= 1 && n <= REQUEST_LOG_ROWS, { error: `limit: a whole number from 1 to ${REQUEST_LOG_ROWS}` })
+      .refine((n) => n >= 1 && n <= REQUEST_LOG_ROWS, { error: `a whole number from 1 to ${REQUEST_LOG_ROWS}` })
       .default(100),
     before: z
       .string()
-      .regex(/^\d{1,18}$/, { error: "before: the id of a row of this log" })
+      .regex(/^\d{1,18}$/, { error: "the id of a row of this log" })
       .optional(),
   })
   .strict();
 
 export type RequestQuery = z.output<typeof QUERY>;
 
-function invalid(error: z.ZodError, known: string): AppError {
-  const issue = error.issues[0]!;
-  const message = issue.code === "unrecognized_keys" ? `Unknown parameter ${issue.keys.map((k) => k.slice(0, 40)).join(", ")}: use ${known}` : issue.message;
-  return new AppError("INVALID_PARAMETER", message);
-}
+const NO_PARAMETERS = z.strictObject({});
 
 /** Validates the request log's query string: 400 INVALID_PARAMETER naming the parameter. */
 export function parseRequestQuery(params: Record<string, string>): RequestQuery {
-  const parsed = QUERY.safeParse(params);
-  if (!parsed.success) throw invalid(parsed.error, "interface, network, status, method, limit, before");
-  return parsed.data;
+  return parseQuery(QUERY, params);
 }
 
 export interface RequestRow {
@@ -233,7 +227,6 @@ export async function requestDetailsApiResponse(userId: string, projectId: strin
 /** `GET /api/projects/<id>/traffic`: the 5-minute summary. */
 export async function trafficApiResponse(userId: string, projectId: string, url: URL, now = Date.now()): Promise<Response> {
   const project = await getProjectForUser(userId, projectId);
-  const extra = [...url.searchParams.keys()];
-  if (extra.length > 0) throw new AppError("INVALID_PARAMETER", `Unknown parameter ${extra[0]!.slice(0, 40)}: this endpoint takes none`);
+  parseQuery(NO_PARAMETERS, queryInput(url.searchParams));
   return Response.json(await trafficSummary(project.id, now), { headers: noStore });
 }

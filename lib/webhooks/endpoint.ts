@@ -8,6 +8,7 @@
 import type { Endpoint, GatewayContext, GatewayResponse, Mount, OpenRoute, RouteMatch } from "@/lib/gateway/types";
 import { toAppError } from "@/lib/errors";
 import { parseJsonBody } from "@/lib/text";
+import { queryInput } from "@/lib/validation";
 import type { MessageBilling } from "./actions";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "./catalog";
 import { INBOX_BODY_LIMIT, recordInboxRequest } from "./inbox";
@@ -18,7 +19,6 @@ import {
   getWebhook,
   listWebhooks,
   previewWebhook,
-  queryInput,
   replayWebhook,
   resendWebhookMessage,
   testWebhook,

@@ -1,11 +1,7 @@
 import path from "node:path";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { NETWORK_DEFINITIONS } from "@/lib/network-definitions";
 import { normalizeMoveAddress, normalizeMoveFunction, normalizeMoveStructType } from "./move-names";
-import { createWebhookSchema, describeIssue, fieldPath, updateWebhookSchema } from "./schema";
-
-const eth = NETWORK_DEFINITIONS.find((n) => n.slug === "ethereum-sepolia")!;
 
 describe("Move names", () => {
   it("writes addresses as AIP-40 does: special addresses short, the rest 64 hex digits, lower case", () => {
@@ -29,19 +25,6 @@ describe("Move names", () => {
     for (const bad of ["u64", "vector<u8>", "0x1::coin::CoinStore<", "0x1::coin::CoinStore<>", "0x1::coin::CoinStore<u8>>", "0x1::coin::X<vector<u8, u8>>", "0x1::m::T" + "<vector".repeat(12) + "<u8" + ">".repeat(13)]) {
       expect(normalizeMoveStructType(bad), bad).toBeNull();
     }
-  });
-});
-
-describe("issues as API errors", () => {
-  it("writes field paths with indexes and tells a missing field from a bad one", () => {
-    expect(fieldPath(["condition", "topics", 1])).toBe("condition.topics[1]");
-    expect(fieldPath([])).toBe("");
-    const input = { eventType: "LOG", description: "d", notification: { webhookUrl: "https://x.example/" }, condition: { address: "0x" + "1".repeat(40), topics: ["0x" + "a".repeat(64), "0x12"] } };
-    const parsed = createWebhookSchema(eth).safeParse(input);
-    expect(parsed.success).toBe(false);
-    expect(describeIssue(parsed.error!.issues[0]!, input)).toEqual({ code: "INVALID_PARAMETER", message: expect.stringMatching(/^condition\.topics\[1\] must be a topic/) });
-    const empty = updateWebhookSchema("LOG").safeParse({ condition: { topics: ["0x" + "a".repeat(64)] } });
-    expect(describeIssue(empty.error!.issues[0]!, { condition: { topics: [] } })).toEqual({ code: "MISSING_REQUIRED_PARAMETER", message: "condition.address is required." });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The webhook API's input, as zod schemas shared by the public API (lib/webhooks/service.ts), the
  * console's forms and the OpenAPI document (lib/webhooks/openapi.ts). Messages are written to
- * follow the field's path (`condition.topics[1] must be …`), which describeIssue() puts in front.
+ * follow the field's path (`condition.topics[1] must be …`), which lib/validation.ts puts in front.
  * No server-only imports: the console's form runs this file in the browser.
  */
 import { isAddress } from "viem";
@@ -358,38 +358,3 @@ export const replaySchema = z
       .join(", ")}).`,
   });
 export type ReplayBody = z.output<typeof replaySchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Issues as the API answers them
-
-export type InputErrorCode = "MISSING_REQUIRED_PARAMETER" | "INVALID_PARAMETER" | "WRONG_RANGE_PARAMETER";
-
-/** `condition.topics[1]` */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let v = input;
-  for (const p of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
-}
-
-/**
- * One zod issue as `{ code, message }`: the message starts with the field's path; a field that is
- * absent is MISSING_REQUIRED_PARAMETER, a bad range WRONG_RANGE_PARAMETER, anything else
- * INVALID_PARAMETER.
- */
-export function describeIssue(issue: z.core.$ZodIssue, input: unknown): { code: InputErrorCode; message: string } {
-  const where = fieldPath(issue.path);
-  if (issue.code === "unrecognized_keys") {
-    const names = issue.keys.map((k) => (where ? `${where}.${k}` : k));
-    return { code: "INVALID_PARAMETER", message: `${names.join(", ")} ${names.length === 1 ? "is not a known field" : "are not known fields"}: remove ${names.length === 1 ? "it" : "them"}.` };
-  }
-  const rangeCode = (issue as { params?: { code?: string } }).params?.code;
-  const code: InputErrorCode = rangeCode === "WRONG_RANGE_PARAMETER" ? rangeCode : valueAt(input, issue.path) === undefined && where !== "" ? "MISSING_REQUIRED_PARAMETER" : "INVALID_PARAMETER";
-  return { code, message: `${where || "The request body"} ${issue.message}.` };
-}

@@ -4,7 +4,6 @@
  * scoped to one project and, from the public API, to the network of the path: a subscription of
  * another project or network answers 404 RESOURCE_NOT_FOUND and nothing changes.
  */
-import type { z } from "zod";
 import { db, type Prisma } from "@/lib/db/client";
 import type { WebhookSubscription } from "@/lib/db/generated/client";
 import type { Plan } from "@/lib/db/generated/enums";
@@ -15,12 +14,12 @@ import { networkBySlug, type Network } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
 import { allowanceOf } from "@/lib/usage/query";
+import { parseInput, SENTENCES } from "@/lib/validation";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage, type MessageBilling } from "./actions";
 import { webhookUsageLabel } from "./catalog";
 import { toRecord, type WebhookRecord } from "./record";
 import {
   createWebhookSchema,
-  describeIssue,
   historyQuerySchema,
   listWebhooksQuerySchema,
   MESSAGE_ID,
@@ -49,24 +48,6 @@ export interface Page<T> {
   page: number;
   rpp: number;
   items: T[];
-}
-
-/** Validates input with a shared schema; the first problem becomes a 400 naming the field. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const { code, message } = describeIssue(parsed.error.issues[0]!, input);
-  throw new AppError(code, message);
-}
-
-/** Query parameters as an object of strings; a parameter given twice is refused. */
-export function queryInput(params: URLSearchParams): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of params) {
-    if (Object.hasOwn(out, k)) throw new AppError("INVALID_PARAMETER", `${k.slice(0, 64)} is given more than once: give it once.`);
-    out[k] = v;
-  }
-  return out;
 }
 
 const where = (scope: WebhookScope) => ({ projectId: scope.projectId, ...(scope.network ? { network: scope.network.slug } : {}) });
@@ -104,7 +85,7 @@ const conditionOf = (body: CreateWebhookBody): WebhookCondition => ({ eventType:
 
 /** Creates a subscription: 201 with the record, signing key included. */
 export async function createWebhook(projectId: string, network: Network, input: unknown): Promise<WebhookRecord> {
-  const body = parseInput(createWebhookSchema(network), input);
+  const body = parseInput(createWebhookSchema(network), input, SENTENCES);
   await checkWebhookUrl(body.notification.webhookUrl);
   const key = generateSigningKey();
   const sub = await db().$transaction(async (tx) => {
@@ -137,7 +118,7 @@ export async function createWebhook(projectId: string, network: Network, input: 
 }
 
 async function listSubscriptions(scope: WebhookScope, input: unknown): Promise<Page<WebhookSubscription>> {
-  const q = parseInput(listWebhooksQuerySchema, input);
+  const q = parseInput(listWebhooksQuerySchema, input, SENTENCES);
   if (q.subscriptionId) {
     const sub = await findSubscription(scope, q.subscriptionId);
     return { total: 1, page: q.page, rpp: q.rpp, items: q.page === 1 ? [sub] : [] };
@@ -167,7 +148,7 @@ export async function getWebhook(scope: WebhookScope, id: string): Promise<Webho
  */
 export async function updateWebhook(scope: WebhookScope, id: string, input: unknown): Promise<WebhookRecord> {
   const sub = await findSubscription(scope, id);
-  const body = parseInput(updateWebhookSchema(sub.eventType), input);
+  const body = parseInput(updateWebhookSchema(sub.eventType), input, SENTENCES);
   if (body.notification) await checkWebhookUrl(body.notification.webhookUrl);
   const data: Prisma.WebhookSubscriptionUpdateManyMutationInput = {};
   if (body.description !== undefined) data.description = body.description;
@@ -210,7 +191,7 @@ export interface HistoryItem {
 
 /** Delivery attempts, newest first, filtered by subscription, status and time. */
 export async function webhookHistory(scope: WebhookScope, input: unknown): Promise<Page<HistoryItem>> {
-  const q = parseInput(historyQuerySchema, input);
+  const q = parseInput(historyQuerySchema, input, SENTENCES);
   if (q.subscriptionId) await findSubscription(scope, q.subscriptionId);
   const filter: Prisma.WebhookAttemptWhereInput = {
     projectId: scope.projectId,
@@ -280,7 +261,7 @@ export async function resendWebhookMessage(scope: WebhookScope, id: string, mess
 
 export async function replayWebhook(scope: WebhookScope, id: string, input: unknown, billing: MessageBilling): Promise<{ fromBlock: string; toBlock: string; messages: number }> {
   const sub = await findSubscription(scope, id);
-  const { fromBlock, toBlock } = parseInput(replaySchema, input);
+  const { fromBlock, toBlock } = parseInput(replaySchema, input, SENTENCES);
   return replayBlocks(sub.id, fromBlock, toBlock, billing);
 }
 
@@ -307,7 +288,7 @@ export function consoleBilling(projectId: string, meter: UsageMeter = processMet
 
 /** What a create body would have matched in the network's last 100 blocks; creates nothing. */
 export async function previewWebhook(network: Network, input: unknown): Promise<{ fromBlock: string; toBlock: string; messages: unknown[] }> {
-  const body = parseInput(createWebhookSchema(network), input);
+  const body = parseInput(createWebhookSchema(network), input, SENTENCES);
   return previewMatches(network, conditionOf(body));
 }
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { parseBody, withUser } from "@/lib/api/route";
 import { getProjectForUser } from "@/lib/projects/service";
-import { createWebhook, listConsoleWebhooks, queryInput, webhookNetwork } from "@/lib/webhooks/service";
+import { queryInput } from "@/lib/validation";
+import { createWebhook, listConsoleWebhooks, webhookNetwork } from "@/lib/webhooks/service";
 
 type P = { projectId: string };
 
