@@ -7,6 +7,7 @@
 import pino, { type Logger, type LoggerOptions } from "pino";
 import pretty from "pino-pretty";
 import { logSettings } from "@/lib/env";
+import { KEY_IN_TEXT, KEY_PREFIX } from "@/lib/keys/secret";
 
 export type { Logger };
 
@@ -30,9 +31,9 @@ const REDACT_PATHS = [
   '*.headers["cookie"]',
 ];
 
-/** API keys (`bg_` + base58), webhook signing keys (`whsec_…`) and URL credentials, wherever they appear in text. */
+/** API keys (whole or cut short, lib/keys/secret.ts), webhook signing keys (`whsec_…`) and URL credentials, wherever they appear in text. */
 const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  [/\bbg_[1-9A-HJ-NP-Za-km-z]{20,}/g, "bg_[redacted]"],
+  [KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`],
   [/\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, "whsec_[redacted]"],
   [/\/\/[^/@\s:]+:[^/@\s]+@/g, "//[redacted]@"],
 ];

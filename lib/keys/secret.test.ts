@@ -2,6 +2,8 @@ import { base58 } from "@scure/base";
 import { describe, expect, it } from "vitest";
 import { decrypt, deriveKey, encrypt } from "@/lib/crypto";
 import { newId } from "@/lib/ids";
+import { maskSecrets } from "@/lib/log";
+import { maskExcerpt } from "@/lib/usage/request-log";
 import { generateKeyMaterial, hashKey, looksLikeKey } from "./secret";
 
 process.env.APP_SECRET ??= "test-secret-that-is-at-least-32-characters";
@@ -25,6 +27,18 @@ describe("API key material", () => {
     for (const junk of ["", "bg_", "bg_' OR 1=1 --", "bg_" + "a".repeat(10_000), "bg_0OIl" + "1".repeat(30), "bg_abc\u0000def" + "1".repeat(30)]) {
       expect(looksLikeKey(junk)).toBe(false);
     }
+  });
+
+  it("is hidden in text by one shape, whole or cut short, in log lines and request-log excerpts alike", () => {
+    const key = generateKeyMaterial().secret;
+    for (const text of [`GET /node/eth/${key}/x`, `key=${key.slice(0, 7)}`, `{"params":["${key.slice(0, 20)}`]) {
+      expect(maskSecrets(text), text).not.toMatch(/bg_[1-9A-HJ-NP-Za-km-z]/);
+      expect(maskExcerpt(text), text).not.toMatch(/bg_[1-9A-HJ-NP-Za-km-z]/);
+    }
+    expect(maskSecrets(`closing ${key.slice(0, 7)}`)).toBe("closing bg_[redacted]");
+    // The prefix and three characters say too little to hide anything.
+    expect(maskSecrets("bg_abc")).toBe("bg_abc");
+    expect(maskExcerpt("bg_abc")).toBe("bg_abc");
   });
 
   it("encrypts with AES-256-GCM: round trip, fresh IV each time, tampering detected, wrong key refused", () => {

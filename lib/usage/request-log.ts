@@ -1,4 +1,5 @@
 import { rawPool } from "@/lib/db/client";
+import { KEY_IN_TEXT, KEY_PREFIX } from "@/lib/keys/secret";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { storableExcerpt } from "@/lib/text";
 import type { StatusClass } from "./meter";
@@ -44,9 +45,6 @@ export interface RequestLogEntry {
   result: string | Buffer | undefined;
 }
 
-// Keys of Blockgate (bg_ + base58) and anything of that shape, whatever the prefix: an excerpt cut
-// through a key still hides what remains of it (4 characters after the prefix are enough to mask).
-const KEY_LIKE = /bg_[1-9A-HJ-NP-Za-km-z]{4,}/g;
 // Names of JSON fields and query parameters that hold a secret (any case, anywhere in the name).
 const SECRET_NAME = String.raw`[\w-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|passphrase|priv(?:ate)?[_-]?key|mnemonic|seed[_-]?phrase|credential|auth|session|cookie)[\w-]*`;
 const SECRET_FIELD = new RegExp(`"${SECRET_NAME}"\\s*:\\s*`, "gi");
@@ -111,7 +109,7 @@ export function maskExcerpt(text: string, max = EXCERPT_CHARS): string {
   let s = text.length > max + 256 ? text.slice(0, max + 256) : text;
   if (s.includes("\\u00")) s = decodeEscapes(s, ESCAPED_JSON);
   // Most excerpts hold nothing to mask: two cheap scans decide, before the costlier patterns.
-  if (s.includes("bg_")) s = s.replace(KEY_LIKE, `bg_${MASK}`);
+  if (s.includes(KEY_PREFIX)) s = s.replace(KEY_IN_TEXT, `${KEY_PREFIX}${MASK}`);
   if (SECRET_HINT.test(s)) s = maskSecretFields(s).replace(SECRET_PARAM, `$1${MASK}`).replace(BEARER, `$1${MASK}`);
   if (s.length > max || text.length > max + 256) s = `${s.slice(0, max)}…`;
   // A cut can leave a lone surrogate.
