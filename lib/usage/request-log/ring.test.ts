@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { maskExcerpt, maskRequestLine, REQUEST_LOG_ROWS, Ring, type RequestLogEntry } from "./request-log";
+import { maskExcerpt, maskRequestLine, REQUEST_LOG_ROWS, Ring, type RequestLogEntry } from ".";
 
 // A ring copies entries' texts one after another into one buffer, wrapping: these runs change the
 // texts' sizes between and within takes and take at random moments (also just after a wrap), and

@@ -4,7 +4,7 @@ import { db } from "@/lib/db/client";
 import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
 import { createTestProject } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
-import { maskExcerpt, maskRequestLine, RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from "./request-log";
+import { maskExcerpt, maskRequestLine, RequestLog, REQUEST_LOG_ROWS, type RequestLogEntry } from ".";
 
 // The log reaches PostgreSQL through a proxy that can refuse connections (the database is gone).
 const { proxy } = faultProxyDatabase();
