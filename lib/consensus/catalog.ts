@@ -177,3 +177,17 @@ export type CometbftMethod = keyof typeof COMETBFT_ENDPOINTS;
 export function isCometbftMethod(name: string): name is CometbftMethod {
   return Object.hasOwn(COMETBFT_ENDPOINTS, name);
 }
+
+/**
+ * The native interface's WebSocket methods (cometbft/websocket.ts) beside the calls above, with
+ * their CU: subscribing costs like a call, unsubscribing is free. Each event delivered to a
+ * subscription costs EVENT_CU (metered as `event:<Name>`).
+ */
+export const SOCKET_METHODS = { subscribe: { cu: 10 }, unsubscribe: { cu: 0 }, unsubscribe_all: { cu: 0 } } as const;
+export const EVENT_CU = 1;
+
+export type SocketMethod = keyof typeof SOCKET_METHODS;
+
+export function isSocketMethod(name: string): name is SocketMethod {
+  return Object.hasOwn(SOCKET_METHODS, name);
+}

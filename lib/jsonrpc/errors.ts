@@ -7,6 +7,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
+/** The first of the range JSON-RPC leaves to the server's own errors (−32000 to −32099): CometBFT's "Server error". */
+export const SERVER_ERROR = -32000;
 /** "Limit exceeded", the code Ethereum nodes and providers answer a rate limit with (EIP-1474). */
 export const LIMIT_EXCEEDED = -32005;
 

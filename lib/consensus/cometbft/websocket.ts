@@ -11,15 +11,14 @@
  * whose unsent events exceed it is dropped with CometBFT's error, as a node drops a client that
  * does not read its events.
  *
- * CU: `subscribe` costs SUBSCRIBE_CU like a call, each event delivered EVENT_CU (metered as
- * `event:<Name>`); unsubscribing is free.
+ * CU: the catalog's (SOCKET_METHODS and EVENT_CU, ../catalog.ts): `subscribe` costs like a call,
+ * each event delivered EVENT_CU (metered as `event:<Name>`); unsubscribing is free.
  *
- * The key is verified at the upgrade and again whenever the key verifier drops its cached answer
- * (a reset, revocation or allowlist change, here or in another process; lib/keys/verifier.ts): one
- * database lookup for all of the key's connections. Still valid and allowed, the connections go on
- * with the new principal (plan, overage, allowlists); refused, they are closed with 1008 and
- * nothing more is answered, delivered or metered on them. When the server stops, they are closed
- * with 1001 (Going Away) and "server shutting down", likewise.
+ * The key is verified at the upgrade and held by the connection (lib/keys/holders.ts): verified
+ * again whenever the key verifier drops its cached answer, the connection goes on with the new
+ * principal (plan, overage, allowlists), or is closed with 1008 and nothing more is answered,
+ * delivered or metered on it. When the server stops, connections are closed with 1001 (Going Away)
+ * and "server shutting down", likewise.
  */
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -27,16 +26,17 @@ import { CLIENT_IP_HEADER } from "@/lib/client-ip";
 import { databaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import type { GatewayContext, SocketContext } from "@/lib/gateway/types";
-import { keyVerifier, type KeyPrincipal, type KeyVerifier, type Verification } from "@/lib/keys/verifier";
+import { KeyHolders, type KeyHolder } from "@/lib/keys/holders";
+import type { KeyPrincipal } from "@/lib/keys/verifier";
 import { chargeItem, failure, parseBody, type Answer } from "@/lib/jsonrpc/envelope";
-import { INTERNAL_ERROR, InvalidRequest, RpcError, type Id } from "@/lib/jsonrpc/errors";
+import { internalError, InvalidRequest, invalidParams, RpcError, SERVER_ERROR, type Id } from "@/lib/jsonrpc/errors";
 import { stringifyWithRaw } from "@/lib/jsonrpc/raw-json";
-import { componentLogger, errorMessage } from "@/lib/log";
-import { isCometbftMethod } from "../catalog";
+import { componentLogger } from "@/lib/log";
+import { EVENT_CU, isCometbftMethod, isSocketMethod, SOCKET_METHODS, type SocketMethod } from "../catalog";
 import { COMET, runBatch } from "../endpoint";
 import { MAX_QUERY_LENGTH, parseQuery, type Query } from "../query/parse";
 import { matchesEvents } from "../query/match";
-import { callOne, cometError } from "./endpoint";
+import { callOne, cometError } from "./call";
 import { BlockFeed, type FeedEvent } from "./events";
 
 export const SOCKET_LIMITS = {
@@ -54,22 +54,17 @@ export const SOCKET_LIMITS = {
   recheckRetryMaxMs: 60_000,
 };
 
-export const SUBSCRIBE_CU = 10;
-export const EVENT_CU = 1;
-
 /** CometBFT's reason when a subscriber's buffer is full (libs/pubsub ErrOutOfCapacity). */
 export const SLOW_CLIENT_REASON = "client is not pulling messages fast enough";
-const SERVER_ERROR = -32000;
 /** WebSocket close code for a connection whose key no longer admits it (RFC 6455: policy violation). */
 export const POLICY_VIOLATION = 1008;
 /** WebSocket close code and reason for the connections open when the server stops (RFC 6455: going away). */
 export const GOING_AWAY = 1001;
 export const SHUTDOWN_REASON = "server shutting down";
-const SOCKET_METHODS = new Set(["subscribe", "unsubscribe", "unsubscribe_all"]);
 
 /** A method's name as metered: one the interface serves, else "invalid" (as callOne meters it), so callers cannot create usage rows at will. */
 function meteredName(method: string): string {
-  return isCometbftMethod(method) || SOCKET_METHODS.has(method) ? method : "invalid";
+  return isCometbftMethod(method) || isSocketMethod(method) ? method : "invalid";
 }
 
 const log = componentLogger("cometbft-ws");
@@ -81,105 +76,8 @@ const subscriptionsByKey = new Map<string, number>();
 const open = new Set<Connection>();
 let pinger: NodeJS.Timeout | undefined;
 
-/** Open connections by the SHA-256 of their key (what the verifier's invalidations name). */
-const byKeyHash = new Map<string, Set<Connection>>();
-/** Re-verifications in flight, by key hash; messages on the key's connections wait for `done`. */
-interface Recheck {
-  /** The key was forgotten again meanwhile: the answer may predate the change; ask again. */
-  again: boolean;
-  done: Promise<void>;
-}
-const rechecks = new Map<string, Recheck>();
-/** Re-verifications the database could not answer, tried again later: failures so far and the timer. */
-const retries = new Map<string, { failures: number; timer: NodeJS.Timeout }>();
-/** The verifier whose invalidations are followed, while any connection is open. */
-let following: { verifier: KeyVerifier; stop: () => void } | undefined;
-
-function keyForgotten(hash: string | undefined): void {
-  if (hash === undefined) for (const h of [...byKeyHash.keys()]) recheck(h);
-  else if (byKeyHash.has(hash)) recheck(hash);
-}
-
-/**
- * Verifies a key again for all its open connections (one verification, one database lookup), then
- * updates or closes them. `started`: a verification already under way for it.
- */
-function recheck(hash: string, started?: Verification | Promise<Verification>): void {
-  // Not used below when a check is running: its failure is that check's to handle (once asked again).
-  if (started instanceof Promise) started.catch(() => undefined);
-  const running = rechecks.get(hash);
-  if (running) {
-    running.again = true;
-    return;
-  }
-  const retry = retries.get(hash);
-  if (retry) clearTimeout(retry.timer);
-  const connections = byKeyHash.get(hash);
-  const first = connections?.values().next();
-  if (!following || !first || first.done) {
-    dropRetry(hash);
-    return;
-  }
-  const verifier = following.verifier;
-  let settle!: () => void;
-  const state: Recheck = { again: false, done: new Promise<void>((resolve) => (settle = resolve)) };
-  rechecks.set(hash, state);
-  const finish = () => {
-    rechecks.delete(hash);
-    settle();
-  };
-  const apply = (v: Verification) => {
-    finish();
-    if (state.again) {
-      recheck(hash);
-      return;
-    }
-    retries.delete(hash);
-    for (const c of [...(byKeyHash.get(hash) ?? [])]) c.reverified(v);
-  };
-  const failed = (e: unknown) => {
-    finish();
-    if (state.again) {
-      recheck(hash);
-      return;
-    }
-    // The key may be fine: the database did not answer. The connections go on as they were (as an
-    // expired cached answer is served during an outage) and the key is asked about again later.
-    const failures = (retries.get(hash)?.failures ?? 0) + 1;
-    const wait = Math.min(SOCKET_LIMITS.recheckRetryMs * 2 ** (failures - 1), SOCKET_LIMITS.recheckRetryMaxMs);
-    log.warn({ err: errorMessage(e), connections: byKeyHash.get(hash)?.size ?? 0, retryInMs: wait }, "cannot verify an API key of open WebSocket connections again; they stay open meanwhile");
-    retries.set(hash, { failures, timer: setTimeout(() => recheck(hash), wait).unref() });
-  };
-  try {
-    const verified = started ?? verifier.verifyAgain(first.value.principal);
-    if (verified instanceof Promise) verified.then(apply, failed);
-    else apply(verified);
-  } catch (e) {
-    failed(e);
-  }
-}
-
-function track(c: Connection): void {
-  let set = byKeyHash.get(c.keyHash);
-  if (!set) byKeyHash.set(c.keyHash, (set = new Set()));
-  set.add(c);
-}
-
-function untrack(c: Connection): void {
-  const set = byKeyHash.get(c.keyHash);
-  if (!set) return;
-  set.delete(c);
-  if (set.size > 0) return;
-  byKeyHash.delete(c.keyHash);
-  dropRetry(c.keyHash);
-}
-
-/** Forgets a key's pending retry of its re-verification. */
-function dropRetry(hash: string): void {
-  const retry = retries.get(hash);
-  if (retry) clearTimeout(retry.timer);
-  retries.delete(hash);
-}
+/** The keys of open connections, verified again when the key verifier drops their cached answers. */
+const holders = new KeyHolders(log, SOCKET_LIMITS);
 
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
@@ -187,7 +85,8 @@ function bump(map: Map<string, number>, key: string, by: number): void {
   else map.set(key, n);
 }
 
-const internal = (detail: string) => new RpcError(INTERNAL_ERROR, "Internal error", detail);
+/** A failure of a method, as CometBFT writes it: −32603 "Internal error" with the detail as data. */
+const internal = (detail: string) => cometError(internalError(detail));
 
 interface Subscription {
   id: Id;
@@ -196,19 +95,21 @@ interface Subscription {
   listener: (events: FeedEvent[]) => void;
 }
 
-class Connection {
+class Connection implements KeyHolder {
   private readonly subs = new Map<string, Subscription>();
   alive = true;
   /** Its key no longer admits it, or the server is stopping: it is closing, and nothing more is answered, sent or metered. */
   private closing = false;
   /** Forgets how the connection ends when the server stops (once it closed). */
   private readonly forgetShutdown: () => void;
+  /** Stops following its key (once it closed). */
+  private readonly release: () => void;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly ctx: SocketContext,
-    /** SHA-256 of the key (lib/keys/verifier.ts). */
-    readonly keyHash: string,
+    /** SHA-256 of the key (lib/keys/holders.ts). */
+    private readonly keyHash: string,
   ) {
     ws.on("message", (data: RawData, isBinary) => {
       if (isBinary || this.closing) return;
@@ -221,6 +122,7 @@ class Connection {
     ws.on("close", () => this.closed());
     ws.on("error", () => ws.terminate());
     this.forgetShutdown = ctx.onShutdown(() => this.goAway());
+    this.release = holders.hold(this, keyHash);
   }
 
   get keyId(): string {
@@ -231,32 +133,23 @@ class Connection {
     return this.ctx.principal;
   }
 
-  /** The answer of verifying the key again: go on with the new principal, or close. */
-  reverified(v: Verification): void {
-    if (this.closing) return;
-    if (typeof v === "string") {
-      this.refuse(v === "REVOKED" ? "API key revoked" : "API key reset or no longer valid", v);
-      return;
-    }
-    if (v.allow) {
-      // As at the upgrade (lib/gateway/router.ts): the Origin header and the client's address it recorded.
-      let askedAddress = false;
-      const refusal = v.allow.refusal(this.ctx.req.headers.origin, () => {
-        askedAddress = true;
-        const ip = this.ctx.req.headers[CLIENT_IP_HEADER];
-        return (Array.isArray(ip) ? ip[0] : ip) ?? "";
-      });
-      if (refusal !== undefined) {
-        // The origins are checked first: the address is asked for only once the origin passed.
-        this.refuse(askedAddress ? "address no longer allowed by this key's allowlist" : "origin no longer allowed by this key's allowlist", refusal);
-        return;
-      }
-    }
-    this.ctx.principal = v;
+  /** As at the upgrade (lib/gateway/router.ts): the Origin header, and the client's address it recorded. */
+  get origin(): string | undefined {
+    return this.ctx.req.headers.origin;
+  }
+
+  address(): string {
+    const ip = this.ctx.req.headers[CLIENT_IP_HEADER];
+    return (Array.isArray(ip) ? ip[0] : ip) ?? "";
+  }
+
+  renewed(principal: KeyPrincipal): void {
+    if (!this.closing) this.ctx.principal = principal;
   }
 
   /** Closes the connection for its key (1008): subscriptions end at once, nothing more is sent. */
-  private refuse(reason: string, detail: string): void {
+  refused(reason: string, detail: string): void {
+    if (this.closing) return;
     this.closing = true;
     for (const text of [...this.subs.keys()]) this.drop(text);
     log.info({ requestId: this.ctx.requestId, projectId: this.ctx.principal.projectId, keyId: this.keyId, detail }, `closing a WebSocket connection: ${reason}`);
@@ -286,8 +179,8 @@ class Connection {
 
   private async message(raw: Buffer): Promise<void> {
     // The key is being verified again: answer (and meter) by its outcome.
-    const recheck = rechecks.get(this.keyHash);
-    if (recheck) await recheck.done;
+    const recheck = holders.pending(this.keyHash);
+    if (recheck) await recheck;
     if (this.closing) return;
     const body = parseBody(raw, COMET);
     if (body instanceof RpcError) {
@@ -313,8 +206,9 @@ class Connection {
       if (overQuota && !(req instanceof InvalidRequest)) {
         ctx.meter(meteredName(req.method), 0, true, overQuota.status);
         calls.push(failure(id, internal(overQuota.message)));
-      } else if (!(req instanceof InvalidRequest) && SOCKET_METHODS.has(req.method)) {
-        calls.push(() => this.socketMethod(ctx, req.method, req.params ?? {}, id));
+      } else if (!(req instanceof InvalidRequest) && isSocketMethod(req.method)) {
+        const method = req.method;
+        calls.push(() => this.socketMethod(ctx, method, req.params ?? {}, id));
       } else calls.push(callOne(ctx, body, i));
     }
     const answers = await runBatch(calls, ids);
@@ -325,33 +219,33 @@ class Connection {
     else this.send(typeof response.body === "string" ? response.body : stringifyWithRaw(response.body));
   }
 
-  private async socketMethod(ctx: GatewayContext, method: string, params: Record<string, unknown> | unknown[], id: Id): Promise<Answer> {
+  private async socketMethod(ctx: GatewayContext, method: SocketMethod, params: Record<string, unknown> | unknown[], id: Id): Promise<Answer> {
     const fail = (e: RpcError) => {
       ctx.meter(method, 0, true);
-      return failure(id, e);
+      return failure(id, cometError(e));
     };
     if (method === "unsubscribe_all") {
       for (const text of [...this.subs.keys()]) this.drop(text);
-      ctx.meter(method, 0, false);
+      ctx.meter(method, SOCKET_METHODS[method].cu, false);
       return { jsonrpc: "2.0", id, result: {} };
     }
     const text = Array.isArray(params) ? params[0] : params.query;
-    if (typeof text !== "string" || text === "") return fail(new RpcError(-32602, "Invalid params", "error converting json params to arguments: query is required"));
-    if (text.length > MAX_QUERY_LENGTH) return fail(internal("maximum query length exceeded"));
+    if (typeof text !== "string" || text === "") return fail(invalidParams("error converting json params to arguments: query is required"));
+    if (text.length > MAX_QUERY_LENGTH) return fail(internalError("maximum query length exceeded"));
     const parsed = parseQuery(text);
-    if (!parsed.ok) return fail(internal(`failed to parse query: ${parsed.error.message}`));
+    if (!parsed.ok) return fail(internalError(`failed to parse query: ${parsed.error.message}`));
     if (method === "unsubscribe") {
-      if (!this.subs.has(text)) return fail(internal("subscription not found"));
+      if (!this.subs.has(text)) return fail(internalError("subscription not found"));
       this.drop(text);
       ctx.meter(method, 0, false);
       return { jsonrpc: "2.0", id, result: {} };
     }
-    if (this.subs.has(text)) return fail(internal("already subscribed"));
-    if (this.subs.size >= SOCKET_LIMITS.subscriptionsPerConnection) return fail(internal(`max_subscriptions_per_client ${SOCKET_LIMITS.subscriptionsPerConnection} reached`));
+    if (this.subs.has(text)) return fail(internalError("already subscribed"));
+    if (this.subs.size >= SOCKET_LIMITS.subscriptionsPerConnection) return fail(internalError(`max_subscriptions_per_client ${SOCKET_LIMITS.subscriptionsPerConnection} reached`));
     if ((subscriptionsByKey.get(this.keyId) ?? 0) >= SOCKET_LIMITS.subscriptionsPerKey) {
-      return fail(internal(`max_subscriptions_per_key ${SOCKET_LIMITS.subscriptionsPerKey} reached: this API key holds that many subscriptions on open connections`));
+      return fail(internalError(`max_subscriptions_per_key ${SOCKET_LIMITS.subscriptionsPerKey} reached: this API key holds that many subscriptions on open connections`));
     }
-    const limited = chargeItem(ctx, SUBSCRIBE_CU);
+    const limited = chargeItem(ctx, SOCKET_METHODS[method].cu);
     if (limited) return fail(limited);
     const sub: Subscription = { id, query: parsed.query, text, listener: (events) => this.deliver(sub, events) };
     this.subs.set(text, sub);
@@ -361,9 +255,9 @@ class Connection {
     } catch (e) {
       this.drop(text);
       log.error({ err: e }, "cannot follow stored blocks for a subscription");
-      return fail(internal("cannot subscribe now: try again shortly"));
+      return fail(internalError("cannot subscribe now: try again shortly"));
     }
-    ctx.meter(method, SUBSCRIBE_CU, false);
+    ctx.meter(method, SOCKET_METHODS[method].cu, false);
     return { jsonrpc: "2.0", id, result: {} };
   }
 
@@ -408,12 +302,10 @@ class Connection {
     for (const text of [...this.subs.keys()]) this.drop(text);
     bump(connectionsByKey, this.keyId, -1);
     open.delete(this);
-    untrack(this);
+    this.release();
     if (open.size === 0) {
       clearInterval(pinger);
       pinger = undefined;
-      following?.stop();
-      following = undefined;
     }
   }
 }
@@ -424,25 +316,12 @@ export function cometbftSocket(ctx: SocketContext, socket: Duplex, head: Buffer)
   if ((connectionsByKey.get(keyId) ?? 0) >= SOCKET_LIMITS.connectionsPerKey) {
     throw new AppError("TOO_MANY_REQUESTS", `This API key already has ${SOCKET_LIMITS.connectionsPerKey} WebSocket connections open; close one first.`);
   }
-  const verifier = keyVerifier();
-  const keyHash = verifier.keyHashOf(ctx.principal);
-  // Every principal the gateway gets comes from the verifier; one that does not could never be refused later.
-  if (keyHash === undefined) throw new AppError("INTERNAL_SERVER_ERROR", "The server failed to process the request. Please try again.");
+  const keyHash = holders.admit(ctx.principal);
   wss.handleUpgrade(ctx.req, socket, head, (ws) => {
     bump(connectionsByKey, keyId, 1);
-    if (following?.verifier !== verifier) {
-      following?.stop();
-      following = { verifier, stop: verifier.onForget(keyForgotten) };
-    }
-    const c = new Connection(ws, ctx, keyHash);
-    open.add(c);
-    track(c);
+    open.add(new Connection(ws, ctx, keyHash));
     pinger ??= setInterval(() => {
       for (const c of open) c.ping();
     }, SOCKET_LIMITS.pingMs).unref();
-    // The key was verified before the upgrade (perhaps before waiting on the allowance): when the
-    // verifier has dropped that answer since, this connection missed the invalidation; check now.
-    const current = verifier.verifyAgain(ctx.principal);
-    if (current !== ctx.principal) recheck(keyHash, current);
   });
 }
