@@ -1,7 +1,6 @@
 import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
-import type { SessionUser } from "@/lib/auth/users";
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, type SessionUser } from "@/lib/auth/session";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getProjectForUser } from "@/lib/projects/service";

@@ -1,6 +1,5 @@
 import type { z } from "zod";
-import { requireUser } from "@/lib/auth/session";
-import type { SessionUser } from "@/lib/auth/users";
+import { requireUser, type SessionUser } from "@/lib/auth/session";
 import { getEnv } from "@/lib/env";
 import { AppError, toAppError } from "@/lib/errors";
 import { parseJsonBody } from "@/lib/text";

@@ -5,12 +5,18 @@ import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { componentLogger } from "@/lib/log";
-import type { SessionUser } from "./users";
 
 /**
  * Console sessions: the cookie is a next-auth JWT naming a row of user_sessions (`sid`), and every
  * check reads that row with its user, so a session ends on the server the moment its row goes.
  */
+
+/** The signed-in user, as every console check answers it. */
+export interface SessionUser {
+  id: string;
+  email: string;
+  name: string | null;
+}
 
 /** A session cookie lasts this long after it was last renewed (next-auth renews it as the console is used). */
 export const SESSION_MAX_AGE_S = 30 * 24 * 60 * 60;

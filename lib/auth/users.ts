@@ -7,13 +7,7 @@ import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 import { startEmailVerification } from "./email-verification";
 import { recordSignInFailure, recordSignInSuccess, signInRefusal, takeSignUp } from "./throttle";
 import { changePasswordSchema, signUpSchema, type SignUpInput } from "./schema";
-import { endSessions } from "./session";
-
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string | null;
-}
+import { endSessions, type SessionUser } from "./session";
 
 // A fixed hash to verify against when the email is unknown, so both paths take the same time.
 let dummyHash: Promise<string> | undefined;

@@ -11,7 +11,7 @@
  */
 import type { Network } from "@/lib/networks";
 import { encodeBlockId, encodeCommitSig, encodeTimestamp, formatTimestamp, fromBase64, fromHex, parseInt64, parseTimestamp, parseUint64, ProtoWriter, toBase64, type BlockId, type TxProof } from "./crypto";
-import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, Tag, TxResult } from "./types";
+import type { BlockResult, CommitSig, Header, IngestAttr, IngestBlock, IngestTx, NativeParts, Tag, TxResult } from "./types";
 
 /** BlockIDFlag of a commit signature. */
 export const BLOCK_ID_FLAG = { Absent: 1, Commit: 2, Nil: 3 } as const;
@@ -199,16 +199,6 @@ export function blockResultsJson(r: StoredBlockResults): StoredBlockResults {
  * is read (rows stored by older versions lack default fields), rather than its node's, served as sent.
  */
 export const nativeIsOurs = (network: Pick<Network, "source">): boolean => network.source.kind !== "upstream";
-
-/** What a block is stored with for the native interface. */
-export interface NativeParts {
-  /** The /block result. */
-  block: unknown;
-  /** The /block_results result. */
-  results: unknown;
-  /** Each tx's ExecTxResult, in block order. */
-  execs: unknown[];
-}
 
 /** A time as Go's RFC3339Nano writes it (UTC, trailing zeros of the fraction removed). */
 export const goTime = (text: string): string => formatTimestamp(parseTimestamp(text));

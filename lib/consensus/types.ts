@@ -4,7 +4,6 @@
  */
 
 import type { BlockHeader, BlockId, TxProof } from "./crypto";
-import type { NativeParts } from "./native";
 
 export type { BlockId, PartSetHeader, TxProof } from "./crypto";
 export type Header = BlockHeader;
@@ -115,6 +114,16 @@ export interface IngestTx {
 export interface IngestAttr {
   key: string;
   value: string;
+}
+
+/** What a block is stored with for the native interface (native.ts). */
+export interface NativeParts {
+  /** The /block result. */
+  block: unknown;
+  /** The /block_results result. */
+  results: unknown;
+  /** Each tx's ExecTxResult, in block order. */
+  execs: unknown[];
 }
 
 export interface IngestBlock {
