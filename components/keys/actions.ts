@@ -8,8 +8,9 @@ import { parseInput } from "@/lib/validation";
 import { createKeySchema } from "./types";
 
 /**
- * Creates a key (the same service call as POST /api/projects/:id/keys). The plan limit comes
- * back as a REJECTED result with the server's upgrade message, not as an HTTP 409.
+ * Creates a key: the console's one way to (the Keys page's form). A server action rather than a
+ * route, so that the plan's limit comes back as a REJECTED result with the server's upgrade
+ * message, not as an HTTP 409 the browser would log as a failed request.
  */
 export async function createKeyAction(projectId: string, input: { name: string }): Promise<ActionResult<{ id: string; apiKey: string }>> {
   const user = await currentUser();

@@ -1,23 +1,18 @@
 "use client";
 
 import { zodResolver } from "@hookform/resolvers/zod";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useForm } from "react-hook-form";
-import { ApiError } from "@/components/api-client";
 import { FormError } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { CopyButton } from "@/components/ui/copy-button";
 import { describedBy, Field } from "@/components/ui/field";
 import { Input } from "@/components/ui/input";
-import { createKeyAction } from "./actions";
-import { createKeySchema, keysQueryKey, secretQueryKey } from "./types";
-
-const FALLBACK = "Could not create the key. Please try again.";
+import { createKeySchema } from "./types";
+import { KeyActionError, useCreateKey } from "./use-key-actions";
 
 export function CreateKeyForm({ projectId }: { projectId: string }) {
-  const queryClient = useQueryClient();
   const [created, setCreated] = useState<{ name: string; apiKey: string } | null>(null);
   const {
     register,
@@ -27,33 +22,21 @@ export function CreateKeyForm({ projectId }: { projectId: string }) {
     formState: { errors },
   } = useForm({ resolver: zodResolver(createKeySchema), defaultValues: { name: "" } });
 
-  const create = useMutation({
-    mutationFn: async (name: string) => {
-      let result: Awaited<ReturnType<typeof createKeyAction>>;
-      try {
-        result = await createKeyAction(projectId, { name });
-      } catch {
-        throw new ApiError(0, "NETWORK_ERROR", "Could not reach the server. Check your connection and try again.");
-      }
-      if (!result.ok) throw Object.assign(new ApiError(0, result.code, result.message || FALLBACK), { field: result.field });
-      return result.data;
-    },
-    onSuccess: (res, name) => {
-      setCreated({ name, apiKey: res.apiKey });
-      queryClient.setQueryData(secretQueryKey(projectId, res.id), res.apiKey);
-      void queryClient.invalidateQueries({ queryKey: keysQueryKey(projectId) });
-      resetForm();
-    },
-    onError: (e) => {
-      if (fieldOfError(e) === "name") setError("name", { message: e.message }, { shouldFocus: true });
-    },
-  });
+  const create = useCreateKey(projectId);
 
   const onSubmit = handleSubmit(({ name }) => {
     setCreated(null);
-    create.mutate(name);
+    create.mutate(name, {
+      onSuccess: (res) => {
+        setCreated({ name, apiKey: res.apiKey });
+        resetForm();
+      },
+      onError: (e) => {
+        if (nameError(e)) setError("name", { message: e.message }, { shouldFocus: true });
+      },
+    });
   });
-  const serverError = create.isError && fieldOfError(create.error) !== "name" ? create.error.message || FALLBACK : null;
+  const serverError = create.isError && !nameError(create.error) ? create.error.message : null;
 
   return (
     <Card aria-labelledby="create-key-title">
@@ -86,6 +69,5 @@ export function CreateKeyForm({ projectId }: { projectId: string }) {
   );
 }
 
-function fieldOfError(e: unknown): string | undefined {
-  return typeof e === "object" && e !== null && "field" in e && typeof e.field === "string" ? e.field : undefined;
-}
+/** A refusal that names the name field: shown under it rather than above the form. */
+const nameError = (e: unknown) => e instanceof KeyActionError && e.field === "name";

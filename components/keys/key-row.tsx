@@ -1,20 +1,17 @@
 "use client";
 
-import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Badge } from "@/components/ui/badge";
-import { api } from "@/components/api-client";
 import { Button } from "@/components/ui/button";
-import { ConfirmDialog } from "@/components/ui/confirm-dialog";
 import { CopyButton } from "@/components/ui/copy-button";
 import { formatDate, formatTime } from "@/components/ui/format";
+import { ResetKeyDialog } from "./key-dialogs";
 import { EyeIcon, EyeOffIcon, ResetIcon } from "./key-icons";
 import { KeySettings } from "./key-settings";
-import { keyPath, keysQueryKey, secretQueryKey, type KeyItem } from "./types";
+import type { KeyItem } from "./types";
 import { useRevealedKey } from "./use-key-secret";
 
 export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item: KeyItem; canRevoke: boolean }) {
-  const queryClient = useQueryClient();
   const { revealed, setRevealed, pending: revealing, error, setError, reveal, getSecret } = useRevealedKey(projectId, item.id);
   const [resetOpen, setResetOpen] = useState(false);
   // Set right after a reset: the new secret is shown once, with a note, until hidden.
@@ -95,24 +92,15 @@ export function KeyRow({ projectId, item, canRevoke }: { projectId: string; item
             </Button>
           </div>
           {/* On success the new secret replaces the masked key in this row, with Copy. */}
-          <ConfirmDialog
+          <ResetKeyDialog
             open={resetOpen}
+            projectId={projectId}
+            item={item}
             onClose={() => setResetOpen(false)}
-            title={`Reset “${item.name}”?`}
-            description={
-              <>
-                A new secret replaces <code className="text-fg">{item.masked}</code>. The old key stops working immediately: every
-                application that uses it gets authentication errors until you update it.
-              </>
-            }
-            confirmLabel="Reset key"
-            action={() => api<{ apiKey: string }>(`${keyPath(projectId, item.id)}/reset`, { method: "POST" }).then((r) => r.apiKey)}
-            onDone={(secret) => {
+            onReset={(secret) => {
               setRevealed(secret);
               setFresh(true);
               setError(null);
-              queryClient.setQueryData(secretQueryKey(projectId, item.id), secret);
-              void queryClient.invalidateQueries({ queryKey: keysQueryKey(projectId) });
             }}
           />
         </td>

@@ -116,7 +116,6 @@ export const CONSOLE_JSON_ROUTES: readonly ConsoleJsonRoute[] = [
   route("app/api/projects/[projectId]", "PATCH", () => ({ name: "Renamed" })),
   route("app/api/projects/[projectId]/plan", "POST", (ids) => ({ plan: "FREE", revokeKeyIds: [ids.keyId] })),
   route("app/api/projects/[projectId]/plan/overage", "PUT", () => ({ overage: true })),
-  route("app/api/projects/[projectId]/keys", "POST", () => ({ name: "Second key" })),
   route("app/api/projects/[projectId]/keys/[keyId]", "PATCH", () => ({ name: "Renamed key" })),
   route("app/api/projects/[projectId]/keys/[keyId]/allowlist", "PUT", () => ({ origins: ["https://app.example"], ips: ["203.0.113.0/24"] })),
   route("app/api/projects/[projectId]/webhooks", "POST", () => ({ network: "ethereum-mainnet", ...webhook })),

@@ -1,13 +1,7 @@
-import { parseBody, withUser } from "@/lib/api/route";
-import { createKeySchema } from "@/lib/keys/schema";
-import { createAdditionalKey, listKeys } from "@/lib/keys/service";
+import { withUser } from "@/lib/api/route";
+import { listKeys } from "@/lib/keys/service";
 
 type P = { projectId: string };
 
+/** The project's keys. They are created from the Keys page's form, through its server action (components/keys/actions.ts). */
 export const GET = withUser<P>(async (_req, { user, params }) => Response.json({ items: await listKeys(user.id, params.projectId) }));
-
-export const POST = withUser<P>(async (req, { user, params }) => {
-  const { name } = await parseBody(req, createKeySchema);
-  const key = await createAdditionalKey(user.id, params.projectId, name);
-  return Response.json(key, { status: 201 });
-});
