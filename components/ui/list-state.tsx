@@ -16,12 +16,12 @@ export interface ListQuery {
   refetch: () => unknown;
 }
 
-/** Why the list did not load, announced at once, with a retry. */
-export function LoadError({ query, noun, size = "sm", className }: { query: ListQuery; noun: string; size?: ButtonSize; className?: string }) {
+/** Why the list did not load (or, `stale`, did not refresh: the previous items stay shown), announced at once, with a retry. */
+export function LoadError({ query, noun, size = "sm", className, stale = false }: { query: ListQuery; noun: string; size?: ButtonSize; className?: string; stale?: boolean }) {
   return (
     <div className={cn("space-y-3", className)}>
       <FormError>
-        Could not load the {noun}. {errorMessage(query.error)}
+        {stale ? `The last refresh failed; showing the previous ${noun}.` : `Could not load the ${noun}.`} {errorMessage(query.error)}
       </FormError>
       <Button variant="secondary" size={size} onClick={() => void query.refetch()} pending={query.isFetching}>
         Try again
@@ -71,6 +71,7 @@ export function ListState({
 export function ListTable({
   query,
   noun,
+  caption,
   columns,
   actionsLabel,
   className,
@@ -83,6 +84,8 @@ export function ListTable({
   query: ListQuery;
   /** Plural, as in "Loading keys…" and "Could not load the keys.". */
   noun: string;
+  /** What the table holds, for screen readers. */
+  caption?: string;
   columns: readonly string[];
   /** The name of a last, right-aligned column of row actions (read by screen readers only). */
   actionsLabel?: string;
@@ -101,6 +104,7 @@ export function ListTable({
     <>
       <div className="overflow-x-auto">
         <table className={cn("w-full text-left text-sm", className)}>
+          {caption ? <caption className="sr-only">{caption}</caption> : null}
           <thead className="border-b border-line bg-subtle/60 text-xs font-medium whitespace-nowrap text-muted">
             <tr>
               {columns.map((label, i) => (
@@ -153,7 +157,7 @@ export function ListTable({
           Loading {noun}…
         </span>
       ) : null}
-      {query.isError ? <LoadError query={query} noun={noun} className="px-5 py-4" /> : null}
+      {query.isError ? <LoadError query={query} noun={noun} className="px-5 py-4" stale={items !== undefined} /> : null}
     </>
   );
 }

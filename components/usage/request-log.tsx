@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useEffect, useId, useRef, useState, useSyncExternalStore } from "react";
+import { useEffect, useId, useRef, useState, useSyncExternalStore, type Dispatch, type SetStateAction } from "react";
 import { api, errorMessage } from "@/components/api-client";
 import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -9,6 +9,7 @@ import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatDateTime, formatNumber } from "@/components/ui/format";
 import { Input, Select } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
+import { ListTable } from "@/components/ui/list-state";
 import { EmptyState } from "@/components/ui/page-header";
 import { Skeleton } from "@/components/ui/skeleton";
 import { formatClock, formatMs, INTERFACE_LABELS, interfaceLabel, LIVE_REFRESH_MS, STATUS_FILTERS, type RequestDetails, type RequestRow } from "./requests-data";
@@ -21,6 +22,8 @@ interface Filters {
 }
 
 const EMPTY: Filters = { interface: "", network: "", status: "", method: "" };
+
+const COLUMNS = ["Time (UTC)", "Interface", "Network", "Method", "Status", "Latency", "CU", "Key"];
 
 function statusTone(r: RequestRow): BadgeTone {
   return r.statusClass === "2xx" ? "success" : r.statusClass === "rpc_error" ? "warn" : "danger";
@@ -173,15 +176,118 @@ function Details({ projectId, id, onClose }: { projectId: string; id: string; on
   );
 }
 
+/** The log's rows, newest first; a row (or its time, from the keyboard) opens its details. */
+function RequestRows({ rows, selected, onSelect }: { rows: RequestRow[]; selected: string | null; onSelect: (id: string) => void }) {
+  return rows.map((r) => (
+    <tr key={r.id} className={r.id === selected ? "border-t border-line bg-accent-soft" : "border-t border-line hover:bg-subtle"} onClick={() => onSelect(r.id)}>
+      <td className="px-5 py-1.5 whitespace-nowrap">
+        <button
+          type="button"
+          className="rounded font-mono text-xs text-accent-text underline-offset-2 hover:underline"
+          aria-label={`Details of ${r.method} at ${formatClock(r.at)}`}
+          aria-pressed={r.id === selected}
+          data-request={r.id}
+          onClick={(e) => {
+            e.stopPropagation();
+            onSelect(r.id);
+          }}
+        >
+          {formatClock(r.at)}
+        </button>
+      </td>
+      <td className="px-3 py-1.5 whitespace-nowrap">{r.interface}</td>
+      <td className="px-3 py-1.5 whitespace-nowrap">{r.network}</td>
+      <td className="px-3 py-1.5 font-mono text-xs">{r.calls > 1 ? `batch (${r.calls})` : r.method}</td>
+      <td className="px-3 py-1.5">
+        <StatusBadge row={r} />
+      </td>
+      <td className="px-3 py-1.5 text-right tabular-nums whitespace-nowrap">{formatMs(r.latencyMs)}</td>
+      <td className="px-3 py-1.5 text-right tabular-nums">{formatNumber(r.cu)}</td>
+      <td className="px-5 py-1.5 whitespace-nowrap">{r.keyName ?? "Deleted key"}</td>
+    </tr>
+  ));
+}
+
+/** The filters: the selects apply at once, the method when applied (Enter, Apply, or leaving the field). */
+function FilterForm({ filters, onChange: setFilters, networks }: { filters: Filters; onChange: Dispatch<SetStateAction<Filters>>; networks: Array<{ slug: string; label: string }> }) {
+  const [method, setMethod] = useState("");
+  const ids = { iface: useId(), network: useId(), status: useId(), method: useId() };
+  const set = (k: keyof Filters) => (e: React.ChangeEvent<HTMLSelectElement>) => setFilters((f) => ({ ...f, [k]: e.target.value }));
+  const filtered = Object.values(filters).some(Boolean);
+  return (
+    <form
+      aria-label="Filter requests"
+      className="grid gap-3 sm:grid-cols-2 lg:grid-cols-5"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setFilters((f) => ({ ...f, method: method.trim() }));
+      }}
+    >
+      <div className="space-y-1.5">
+        <Label htmlFor={ids.iface}>Interface</Label>
+        <Select id={ids.iface} value={filters.interface} onChange={set("interface")}>
+          <option value="">All interfaces</option>
+          {Object.entries(INTERFACE_LABELS).map(([id, label]) => (
+            <option key={id} value={id}>
+              {label}
+            </option>
+          ))}
+        </Select>
+      </div>
+      <div className="space-y-1.5">
+        <Label htmlFor={ids.network}>Network</Label>
+        <Select id={ids.network} value={filters.network} onChange={set("network")}>
+          <option value="">All networks</option>
+          {networks.map((n) => (
+            <option key={n.slug} value={n.slug}>
+              {n.label}
+            </option>
+          ))}
+        </Select>
+      </div>
+      <div className="space-y-1.5">
+        <Label htmlFor={ids.status}>Status</Label>
+        <Select id={ids.status} value={filters.status} onChange={set("status")}>
+          <option value="">Any status</option>
+          {STATUS_FILTERS.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.label}
+            </option>
+          ))}
+        </Select>
+      </div>
+      <div className="space-y-1.5">
+        <Label htmlFor={ids.method}>Method</Label>
+        <Input id={ids.method} value={method} placeholder="eth_call" onChange={(e) => setMethod(e.target.value)} onBlur={() => setFilters((f) => ({ ...f, method: method.trim() }))} />
+      </div>
+      <div className="flex items-end gap-2">
+        <Button type="submit" variant="secondary">
+          Apply
+        </Button>
+        {filtered ? (
+          <Button
+            type="button"
+            variant="ghost"
+            onClick={() => {
+              setMethod("");
+              setFilters(EMPTY);
+            }}
+          >
+            Clear
+          </Button>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
 /** The project's last 1,000 requests, filterable, refreshed live; a row opens its details. */
 export function RequestLogView({ projectId, networks }: { projectId: string; networks: Array<{ slug: string; label: string }> }) {
   const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [method, setMethod] = useState("");
   const [selected, setSelected] = useState<string | null>(null);
   // The row whose details are being closed: its button takes the focus back.
   const returnTo = useRef<string | null>(null);
-  const tableRef = useRef<HTMLTableElement>(null);
-  const ids = { iface: useId(), network: useId(), status: useId(), method: useId() };
+  const listRef = useRef<HTMLElement>(null);
   const q = useQuery({
     queryKey: ["requests", projectId, filters],
     queryFn: ({ signal }) => api<{ requests: RequestRow[] }>(`/api/projects/${projectId}/requests?${query(filters)}`, { signal }),
@@ -204,139 +310,36 @@ export function RequestLogView({ projectId, networks }: { projectId: string; net
   // Once the details are closed, the focus goes back to the row that opened them (when still listed).
   useEffect(() => {
     if (selected || !returnTo.current) return;
-    tableRef.current?.querySelector<HTMLButtonElement>(`button[data-request="${CSS.escape(returnTo.current)}"]`)?.focus();
+    listRef.current?.querySelector<HTMLButtonElement>(`button[data-request="${CSS.escape(returnTo.current)}"]`)?.focus();
     returnTo.current = null;
   }, [selected]);
 
-  const set = (k: keyof Filters) => (e: React.ChangeEvent<HTMLSelectElement>) => setFilters((f) => ({ ...f, [k]: e.target.value }));
   const rows = q.data?.requests;
   const filtered = Object.values(filters).some(Boolean);
 
   return (
     <div className="space-y-4">
-      <form
-        aria-label="Filter requests"
-        className="grid gap-3 sm:grid-cols-2 lg:grid-cols-5"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilters((f) => ({ ...f, method: method.trim() }));
-        }}
-      >
-        <div className="space-y-1.5">
-          <Label htmlFor={ids.iface}>Interface</Label>
-          <Select id={ids.iface} value={filters.interface} onChange={set("interface")}>
-            <option value="">All interfaces</option>
-            {Object.entries(INTERFACE_LABELS).map(([id, label]) => (
-              <option key={id} value={id}>
-                {label}
-              </option>
-            ))}
-          </Select>
-        </div>
-        <div className="space-y-1.5">
-          <Label htmlFor={ids.network}>Network</Label>
-          <Select id={ids.network} value={filters.network} onChange={set("network")}>
-            <option value="">All networks</option>
-            {networks.map((n) => (
-              <option key={n.slug} value={n.slug}>
-                {n.label}
-              </option>
-            ))}
-          </Select>
-        </div>
-        <div className="space-y-1.5">
-          <Label htmlFor={ids.status}>Status</Label>
-          <Select id={ids.status} value={filters.status} onChange={set("status")}>
-            <option value="">Any status</option>
-            {STATUS_FILTERS.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.label}
-              </option>
-            ))}
-          </Select>
-        </div>
-        <div className="space-y-1.5">
-          <Label htmlFor={ids.method}>Method</Label>
-          <Input id={ids.method} value={method} placeholder="eth_call" onChange={(e) => setMethod(e.target.value)} onBlur={() => setFilters((f) => ({ ...f, method: method.trim() }))} />
-        </div>
-        <div className="flex items-end gap-2">
-          <Button type="submit" variant="secondary">
-            Apply
-          </Button>
-          {filtered ? (
-            <Button
-              type="button"
-              variant="ghost"
-              onClick={() => {
-                setMethod("");
-                setFilters(EMPTY);
-              }}
-            >
-              Clear
-            </Button>
-          ) : null}
-        </div>
-      </form>
-
-      {q.isError ? (
-        <p role="alert" className="text-sm text-danger-text">
-          {rows ? "The last refresh failed; showing the previous rows. " : "The request log could not be loaded: "}
-          {errorMessage(q.error)}
-        </p>
-      ) : null}
+      <FilterForm filters={filters} onChange={setFilters} networks={networks} />
 
       <div className={selected ? "grid items-start gap-4 xl:grid-cols-[minmax(0,1fr)_24rem]" : ""}>
-        {!rows ? (
-          q.isError ? null : <Skeleton className="h-72 w-full" />
-        ) : rows.length === 0 ? (
+        {rows?.length === 0 ? (
           <EmptyState title={filtered ? "No requests match these filters" : "No requests yet"}>
             {filtered ? "Change or clear the filters." : "Requests made with this project's keys appear here within a few seconds. Try one from the Playground."}
           </EmptyState>
         ) : (
-          <div className="overflow-x-auto rounded-lg border border-line bg-surface">
-            <table ref={tableRef} className="w-full text-sm">
-              <caption className="sr-only">Last requests of this project, newest first. Choose a row to see its params and result.</caption>
-              <thead>
-                <tr className="text-xs text-muted">
-                  {["Time (UTC)", "Interface", "Network", "Method", "Status", "Latency", "CU", "Key"].map((h) => (
-                    <th key={h} scope="col" className="px-3 py-2 text-left font-medium whitespace-nowrap">
-                      {h}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((r) => (
-                  <tr key={r.id} className={r.id === selected ? "border-t border-line bg-accent-soft" : "border-t border-line hover:bg-subtle"} onClick={() => setSelected(r.id)}>
-                    <td className="px-3 py-1.5 whitespace-nowrap">
-                      <button
-                        type="button"
-                        className="rounded font-mono text-xs text-accent-text underline-offset-2 hover:underline"
-                        aria-label={`Details of ${r.method} at ${formatClock(r.at)}`}
-                        aria-pressed={r.id === selected}
-                        data-request={r.id}
-                        onClick={(e) => {
-                          e.stopPropagation();
-                          setSelected(r.id);
-                        }}
-                      >
-                        {formatClock(r.at)}
-                      </button>
-                    </td>
-                    <td className="px-3 py-1.5 whitespace-nowrap">{r.interface}</td>
-                    <td className="px-3 py-1.5 whitespace-nowrap">{r.network}</td>
-                    <td className="px-3 py-1.5 font-mono text-xs">{r.calls > 1 ? `batch (${r.calls})` : r.method}</td>
-                    <td className="px-3 py-1.5">
-                      <StatusBadge row={r} />
-                    </td>
-                    <td className="px-3 py-1.5 text-right tabular-nums whitespace-nowrap">{formatMs(r.latencyMs)}</td>
-                    <td className="px-3 py-1.5 text-right tabular-nums">{formatNumber(r.cu)}</td>
-                    <td className="px-3 py-1.5 whitespace-nowrap">{r.keyName ?? "Deleted key"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Card ref={listRef}>
+            <ListTable
+              query={q}
+              noun="requests"
+              caption="Last requests of this project, newest first. Choose a row to see its params and result."
+              columns={COLUMNS}
+              className="min-w-[48rem]"
+              items={rows}
+              loadingRows={6}
+            >
+              <tbody>{rows ? <RequestRows rows={rows} selected={selected} onSelect={setSelected} /> : null}</tbody>
+            </ListTable>
+          </Card>
         )}
         {selected ? (
           <Details
