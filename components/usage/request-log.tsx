@@ -208,11 +208,31 @@ function RequestRows({ rows, selected, onSelect }: { rows: RequestRow[]; selecte
   ));
 }
 
+const INTERFACE_OPTIONS = Object.entries(INTERFACE_LABELS).map(([id, label]) => ({ id, label }));
+
+/** One filter's select: every value first (the empty one), then the options. */
+function FilterSelect({ label, any, options, value, onChange }: { label: string; any: string; options: ReadonlyArray<{ id: string; label: string }>; value: string; onChange: (value: string) => void }) {
+  const id = useId();
+  return (
+    <div className="space-y-1.5">
+      <Label htmlFor={id}>{label}</Label>
+      <Select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{any}</option>
+        {options.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.label}
+          </option>
+        ))}
+      </Select>
+    </div>
+  );
+}
+
 /** The filters: the selects apply at once, the method when applied (Enter, Apply, or leaving the field). */
 function FilterForm({ filters, onChange: setFilters, networks }: { filters: Filters; onChange: Dispatch<SetStateAction<Filters>>; networks: Array<{ slug: string; label: string }> }) {
   const [method, setMethod] = useState("");
-  const ids = { iface: useId(), network: useId(), status: useId(), method: useId() };
-  const set = (k: keyof Filters) => (e: React.ChangeEvent<HTMLSelectElement>) => setFilters((f) => ({ ...f, [k]: e.target.value }));
+  const methodId = useId();
+  const set = (k: keyof Filters) => (value: string) => setFilters((f) => ({ ...f, [k]: value }));
   const filtered = Object.values(filters).some(Boolean);
   return (
     <form
@@ -223,42 +243,12 @@ function FilterForm({ filters, onChange: setFilters, networks }: { filters: Filt
         setFilters((f) => ({ ...f, method: method.trim() }));
       }}
     >
+      <FilterSelect label="Interface" any="All interfaces" options={INTERFACE_OPTIONS} value={filters.interface} onChange={set("interface")} />
+      <FilterSelect label="Network" any="All networks" options={networks.map((n) => ({ id: n.slug, label: n.label }))} value={filters.network} onChange={set("network")} />
+      <FilterSelect label="Status" any="Any status" options={STATUS_FILTERS} value={filters.status} onChange={set("status")} />
       <div className="space-y-1.5">
-        <Label htmlFor={ids.iface}>Interface</Label>
-        <Select id={ids.iface} value={filters.interface} onChange={set("interface")}>
-          <option value="">All interfaces</option>
-          {Object.entries(INTERFACE_LABELS).map(([id, label]) => (
-            <option key={id} value={id}>
-              {label}
-            </option>
-          ))}
-        </Select>
-      </div>
-      <div className="space-y-1.5">
-        <Label htmlFor={ids.network}>Network</Label>
-        <Select id={ids.network} value={filters.network} onChange={set("network")}>
-          <option value="">All networks</option>
-          {networks.map((n) => (
-            <option key={n.slug} value={n.slug}>
-              {n.label}
-            </option>
-          ))}
-        </Select>
-      </div>
-      <div className="space-y-1.5">
-        <Label htmlFor={ids.status}>Status</Label>
-        <Select id={ids.status} value={filters.status} onChange={set("status")}>
-          <option value="">Any status</option>
-          {STATUS_FILTERS.map((s) => (
-            <option key={s.id} value={s.id}>
-              {s.label}
-            </option>
-          ))}
-        </Select>
-      </div>
-      <div className="space-y-1.5">
-        <Label htmlFor={ids.method}>Method</Label>
-        <Input id={ids.method} value={method} placeholder="eth_call" onChange={(e) => setMethod(e.target.value)} onBlur={() => setFilters((f) => ({ ...f, method: method.trim() }))} />
+        <Label htmlFor={methodId}>Method</Label>
+        <Input id={methodId} value={method} placeholder="eth_call" onChange={(e) => setMethod(e.target.value)} onBlur={() => setFilters((f) => ({ ...f, method: method.trim() }))} />
       </div>
       <div className="flex items-end gap-2">
         <Button type="submit" variant="secondary">
