@@ -22,7 +22,7 @@ async function setUsedToday(projectId: string, cu: number): Promise<void> {
     `INSERT INTO usage_days (project_id, key_id, network, api, endpoint, day, cu, requests)
      SELECT $1, id, 'ethereum-mainnet', 'node', 'eth_chainId', date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', $2, 1
      FROM api_keys WHERE project_id = $1 LIMIT 1
-     ON CONFLICT (project_id, day, key_id, network, api, endpoint, status) DO UPDATE SET cu = EXCLUDED.cu`,
+     ON CONFLICT (project_id, day, key_id, subscription_id, network, api, endpoint, status) DO UPDATE SET cu = EXCLUDED.cu`,
     [projectId, cu],
   );
 }
