@@ -157,3 +157,44 @@ describe("the usage meter", () => {
     expect({ cu: Number(day._sum.cu), requests: Number(day._sum.requests) }).toEqual({ cu: 130, requests: 5 });
   });
 });
+
+describe("several processes flushing the same counters", () => {
+  it("never deadlock, in whatever order each recorded them, and add up to the unit", async () => {
+    const p = await createTestProject("Meter concurrency", "DEVELOPER");
+    const keyA = (await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } })).id;
+    const keyB = (await createAdditionalKey(p.userId, p.projectId, "Second")).id;
+    const minute = Date.UTC(2026, 0, 2, 12, 0);
+    // Both keys' rows in api_keys are written too (when each was last used).
+    const endpoints = Array.from({ length: 60 }, (_, i) => [i % 2 === 0 ? keyA : keyB, `e${String(i).padStart(2, "0")}`] as const);
+    // Four meters, as four processes would have (each flush a statement on its own connection),
+    // recording the same counters (two minutes of one hour: the hour and day rows are shared too)
+    // in opposite and shifting orders.
+    const logs = Array.from({ length: 4 }, () => captureLogs());
+    const meters = logs.map((l) => new UsageMeter(l.logger));
+    let requests = 0;
+    let cu = 0;
+    const until = Date.now() + 3000;
+    for (let round = 0; Date.now() < until; round++) {
+      meters.forEach((meter, m) => {
+        const order = m % 2 === 0 ? endpoints : [...endpoints].reverse();
+        const shift = (round * 7 + m * 13) % order.length;
+        for (const [keyId, endpoint] of [...order.slice(shift), ...order.slice(0, shift)]) {
+          for (const at of [1000, 61_000]) {
+            meter.record(sample(p.projectId, keyId, endpoint, 3), minute + at + round);
+            requests += 1;
+            cu += 3;
+          }
+        }
+      });
+      await Promise.all(meters.map((meter) => meter.flush()));
+    }
+    await Promise.all(meters.map((meter) => meter.stop()));
+
+    expect(logs.flatMap((l) => l.lines.filter((line) => line.level !== "info" && line.level !== "debug"))).toEqual([]);
+    expect(await stored(p.projectId)).toEqual({ requests, errors: 0, cu });
+    const hours = await db().usageHour.findMany({ where: { projectId: p.projectId } });
+    expect(hours.reduce((n, r) => n + Number(r.requests), 0)).toBe(requests);
+    const days = await db().usageDay.findMany({ where: { projectId: p.projectId } });
+    expect(days.reduce((n, r) => n + Number(r.cu), 0)).toBe(cu);
+  });
+});

@@ -269,10 +269,12 @@ export class UsageMeter {
         const batch = used.slice(i, i + BATCH);
         const values = batch.flatMap(([id, at]) => [id, new Date(at).toISOString()]);
         // The column is a UTC timestamp without time zone: the ISO string's Z is ignored by the cast.
+        // Locked in id order first, whatever plan the update gets.
         await db().$executeRawUnsafe(
-          `UPDATE api_keys k SET last_used_at = v.t::timestamp(3)
-           FROM (VALUES ${batch.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(", ")}) AS v(id, t)
-           WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t::timestamp(3))`,
+          `UPDATE api_keys k SET last_used_at = l.t
+           FROM (SELECT a.id, v.t::timestamp(3) AS t FROM (VALUES ${batch.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(", ")}) AS v(id, t)
+                 JOIN api_keys a ON a.id = v.id ORDER BY a.id FOR UPDATE OF a) l
+           WHERE k.id = l.id AND (k.last_used_at IS NULL OR k.last_used_at < l.t)`,
           ...values,
         );
       }
@@ -284,7 +286,9 @@ export class UsageMeter {
 
   /**
    * One statement per BATCH counters, each claiming its id in usage_flushes and adding its
-   * increments to the minutes, hours and days only when the claim is new, atomically.
+   * increments to the minutes, hours and days only when the claim is new, atomically. Rows are
+   * upserted in the order of the tables' keys: processes flushing the same counters lock them in
+   * one order, never each waiting for a row the other holds (deadlock).
    */
   private async write(flush: Flush): Promise<void> {
     for (let i = 0; i < flush.counters.length; i += BATCH) {
@@ -302,6 +306,7 @@ export class UsageMeter {
         `INSERT INTO ${table} (project_id, key_id, subscription_id, network, api, endpoint, status, ${time}, cu, requests, errors, latency_ms_sum, latency_hist)
          SELECT v.* FROM (VALUES ${tuples(rows)}) AS v(project_id, key_id, subscription_id, network, api, endpoint, status, t, cu, requests, errors, latency_ms_sum, latency_hist)
          WHERE EXISTS (SELECT 1 FROM claim)
+         ORDER BY project_id, t, key_id, subscription_id, network, api, endpoint, status
          ON CONFLICT (project_id, ${time}, key_id, subscription_id, network, api, endpoint, status) DO UPDATE SET
            cu = ${table}.cu + excluded.cu,
            requests = ${table}.requests + excluded.requests,
