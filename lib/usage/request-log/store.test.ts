@@ -165,3 +165,38 @@ describe("the request log", () => {
     expect(log.heldBytes).toBe(0);
   });
 });
+
+describe("the request logs of several processes", () => {
+  it("merge into the newest 1,000 requests of the project, whichever process wrote them and when", async () => {
+    const p = await createTestProject("Request log, two processes");
+    // Two logs, as in two web processes serving the same project: their requests interleave in
+    // time (A's at even milliseconds, B's at odd), and each flushes on its own schedule, so one
+    // writes older requests after the other wrote newer ones.
+    const a = new RequestLog(captureLogs().logger);
+    const b = new RequestLog(captureLogs().logger);
+    const t0 = Date.now() - 60_000;
+    const at = (log: RequestLog, i: number) => t0 + 2 * i + (log === a ? 0 : 1);
+    const record = (log: RequestLog, from: number, to: number) => {
+      for (let i = from; i < to; i++) log.record({ ...entry(p.projectId, i, "{}"), requestId: `${log === a ? "a" : "b"}_${i}`, at: at(log, i) });
+    };
+    const union: Array<{ requestId: string; at: number }> = [];
+    for (const log of [a, b]) for (let i = 0; i < 2600; i++) union.push({ requestId: `${log === a ? "a" : "b"}_${i}`, at: at(log, i) });
+    // A: 0–1499 (more than the log keeps: its older ones are superseded), flushed; B: 0–1199, flushed;
+    // then both go on, B flushing first.
+    record(a, 0, 1500);
+    await a.flush();
+    record(b, 0, 1200);
+    await b.flush();
+    record(a, 1500, 1800);
+    record(b, 1200, 2600);
+    await b.flush();
+    await a.flush();
+    record(a, 1800, 2600);
+    await a.flush();
+    await Promise.all([a.sweep(), b.sweep()]);
+
+    const rows = await db().requestLog.findMany({ where: { projectId: p.projectId }, select: { requestId: true, at: true } });
+    const newest = union.sort((x, y) => y.at - x.at).slice(0, REQUEST_LOG_ROWS);
+    expect(rows.map((r) => r.requestId).sort()).toEqual(newest.map((r) => r.requestId).sort());
+  });
+});

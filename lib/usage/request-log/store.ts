@@ -25,10 +25,12 @@ interface Rows {
  * REQUEST_LOG_ROWS rows per flush.
  *
  * A flush writes the entries (cut and masked, maskExcerpt) in one statement per BATCH rows. A
- * project whose entries were superseded loses its older rows in the same statement: its rows
- * always follow one another without a gap, so recent traffic (lib/usage/requests.ts) counts every
- * request from the oldest row on. A sweep on the same timer keeps the newest REQUEST_LOG_ROWS rows
- * of each project written to since the last sweep, in one DELETE for all of them.
+ * project whose entries were superseded loses its older rows in the same statement. A sweep on the
+ * same timer keeps the newest REQUEST_LOG_ROWS rows of each project written to since the last
+ * sweep, in one DELETE for all of them. Newest is by the request's time (then id), never by which
+ * process wrote it when: the logs of several processes serving a project merge into its newest
+ * REQUEST_LOG_ROWS, and a row is deleted only once that many newer ones are stored, so recent
+ * traffic (lib/usage/requests.ts) counts every request from the oldest row on.
  *
  * It is a log, not an account: rows that cannot be written (the database is away) are kept (the
  * newest REQUEST_LOG_ROWS per project, MAX_PENDING in all) and written later; beyond MAX_PENDING
@@ -185,10 +187,8 @@ export class RequestLog {
       if (projects.length > 0) {
         this.written.statements++;
         const { rowCount } = await rawPool().query(
-          `DELETE FROM request_logs r
-           USING (SELECT p, (SELECT id FROM request_logs WHERE project_id = p ORDER BY id DESC OFFSET $2 LIMIT 1) AS cutoff
-                  FROM unnest($1::text[]) AS p) c
-           WHERE r.project_id = c.p AND r.id <= c.cutoff`,
+          deleteOlder(`(SELECT p AS project_id, c.at, c.id FROM unnest($1::text[]) AS p
+             CROSS JOIN LATERAL (SELECT at, id FROM request_logs WHERE project_id = p ORDER BY at DESC, id DESC OFFSET $2 LIMIT 1) c)`),
           [projects, REQUEST_LOG_ROWS],
         );
         deleted += rowCount ?? 0;
@@ -227,14 +227,29 @@ async function insert(projects: Rows[]): Promise<void> {
     await rawPool().query(INSERT_ROWS, [json]);
     return;
   }
-  // The DELETE does not see the rows the INSERT adds (one snapshot): it removes older rows only.
+  // The DELETE does not see the rows the INSERT adds (one snapshot): the newest rows are counted
+  // over both, and only rows there before are deleted (new ones beyond are left to the sweep).
   await rawPool().query(
-    `WITH ins AS (${INSERT_ROWS} RETURNING id, project_id)
-     DELETE FROM request_logs d
-     USING (SELECT project_id, min(id) AS first FROM ins WHERE project_id = ANY($2::text[]) GROUP BY project_id) f
-     WHERE d.project_id = f.project_id AND d.id < f.first`,
-    [json, superseded],
+    `WITH ins AS (${INSERT_ROWS} RETURNING id, project_id, at),
+     cut AS (SELECT project_id, at, id FROM (
+       SELECT u.*, row_number() OVER (PARTITION BY project_id ORDER BY at DESC, id DESC) AS n FROM (
+         SELECT project_id, at, id FROM request_logs WHERE project_id = ANY($2::text[])
+         UNION ALL SELECT project_id, at, id FROM ins WHERE project_id = ANY($2::text[])) u) r
+       WHERE n = $3 + 1)
+     ${deleteOlder("cut")}`,
+    [json, superseded, REQUEST_LOG_ROWS],
   );
+}
+
+/**
+ * Deletes each project's rows from `cut`'s row on (by time, then id: the newest REQUEST_LOG_ROWS
+ * across every process writing the project are kept, whichever flushed when). The rows are locked
+ * in id order first, so that processes deleting the same rows never wait for each other in a cycle.
+ */
+function deleteOlder(cut: string): string {
+  return `DELETE FROM request_logs d WHERE d.id IN (
+    SELECT r.id FROM request_logs r JOIN ${cut} c ON r.project_id = c.project_id AND (r.at, r.id) <= (c.at, c.id)
+    ORDER BY r.id FOR UPDATE OF r)`;
 }
 
 const g = globalThis as unknown as { __blockgateRequestLog?: RequestLog };
