@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { db, disconnectDb, rawTransaction } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
@@ -567,5 +567,37 @@ describe("sharing a receiver", () => {
       delete process.env.PUBLIC_URL;
       resetEnv();
     }
+  });
+});
+
+describe("leases", () => {
+  it("run on the database's clock: a worker whose clock is an hour off neither takes a message leased to another nor keeps one past its lease", async () => {
+    // A project of its own: no message left by the tests before is claimed here.
+    const own = await createTestProject("Delivery leases", "ENTERPRISE");
+    const sub = await createWebhook(own.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "lease test", notification: { webhookUrl: (await receiver()).url }, condition: { period: 1 } });
+    const claim = (leaseMs: number) => claimDue({ max: 10, perHost: 10, busy: new Map(), fullHosts: [], leaseMs, cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] });
+    /** Claims as a worker whose clock is `skewMs` off would. */
+    const skewed = async (skewMs: number, leaseMs: number) => {
+      vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + skewMs });
+      try {
+        return await claim(leaseMs);
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    const ids = (c: Awaited<ReturnType<typeof claim>>) => c.messages.map((m) => m.id);
+
+    // Leased for a minute by a worker an hour behind: still leased for everyone else.
+    const [behind] = await enqueue(sub.subscriptionId);
+    expect(ids(await skewed(-3_600_000, 60_000))).toEqual([behind!.id]);
+    expect(ids(await claim(60_000))).toEqual([]);
+
+    // Leased for a moment by a worker an hour ahead, which then dies: free again once the moment is over.
+    const [ahead] = await enqueue(sub.subscriptionId);
+    const held = await skewed(3_600_000, 100);
+    expect(ids(held)).toEqual([ahead!.id]);
+    expect((await message(ahead!.id)).nextAttemptAt).toEqual(held.messages[0]!.lease);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(ids(await claim(60_000))).toEqual([ahead!.id]);
   });
 });

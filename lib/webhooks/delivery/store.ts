@@ -5,8 +5,10 @@
  * number of workers in any number of processes share them without a leader, and leases them: their
  * nextAttemptAt moves to the end of the lease (a few attempts' timeouts plus a margin: see worker.ts). A worker that
  * dies mid-delivery leaves its messages to be claimed again when their lease ends; one that records
- * an attempt checks that it still holds the lease (nextAttemptAt unchanged) before changing the
- * message, so a message is delivered twice only when an attempt was in flight as its worker died.
+ * an attempt checks that it still holds the lease (nextAttemptAt unchanged since the claim answered
+ * it) before changing the message, so a message is delivered twice only when an attempt was in
+ * flight as its worker died. The lease's end is the database's now() plus its length, as the claim
+ * compares it with now(): no worker's clock is involved, however far off it is.
  *
  * The statements on the hot path (claim, release, success) go through node-postgres (rawPool())
  * rather than Prisma: one parsed and planned statement per batch, without the query compiler's
@@ -144,7 +146,7 @@ const claimSql = (filtered: boolean) => {
        WHERE r.rn <= $5 - coalesce(b.used, 0)
        ORDER BY r.round, r.n LIMIT $1
      ), leased AS (
-       UPDATE webhook_messages m SET next_attempt_at = $6
+       UPDATE webhook_messages m SET next_attempt_at = now() + $6::int * interval '1 millisecond'
        FROM chosen c, webhook_subscriptions s
        WHERE m.id = c.id AND s.id = m.subscription_id
        RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
@@ -169,9 +171,8 @@ export async function claimDue(limits: ClaimLimits): Promise<{ messages: Claimed
   if (limits.max <= 0) return { messages: [], cursor: limits.cursor };
   const hosts = [...limits.busy.keys()];
   const used = hosts.map((h) => limits.busy.get(h)!);
-  const lease = new Date(Date.now() + limits.leaseMs);
   const max = Math.min(limits.max, CLAIM_MAX);
-  const args = [max, hosts, used, [...limits.fullHosts], limits.perHost, lease, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority];
+  const args = [max, hosts, used, [...limits.fullHosts], limits.perHost, limits.leaseMs, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority];
   const filtered = limits.fullHosts.length > 0 || limits.projectIds !== undefined;
   const { rows } = await rawPool().query<ClaimedMessage & { place: number | null; walkedTo: string | null }>({
     name: filtered ? "webhook-claim-filtered" : "webhook-claim",
@@ -294,7 +295,15 @@ export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: Att
     values: [cols.id, cols.message, cols.sub, cols.project, cols.attempt, cols.startedAt, cols.duration, cols.status, cols.body, cols.headers, cols.lease],
   });
   // A success ends the subscription's run of failures (its own statement: see the module comment).
-  if (failing.size > 0) await rawPool().query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = ANY($1::text[]) AND failing_since IS NOT NULL", [[...failing]]);
+  // Locked in id order first: workers clearing the same subscriptions never wait for each other in a cycle.
+  if (failing.size > 0) {
+    await rawPool().query(
+      `UPDATE webhook_subscriptions s SET failing_since = NULL
+       FROM (SELECT id FROM webhook_subscriptions WHERE id = ANY($1::text[]) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE) l
+       WHERE s.id = l.id`,
+      [[...failing]],
+    );
+  }
   return new Set(updated.filter((u) => !u.prepaid).map((u) => u.id));
 }
 
