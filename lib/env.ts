@@ -87,6 +87,11 @@ const schema = z.object({
   GITHUB_SECRET: optionalString,
   ROLE: z.preprocess(emptyAsUndefined, z.enum(["all", "web", "worker"]).default("all")),
   KEY_CACHE_TTL_MS: integer(0, 60_000, 5000),
+  /**
+   * How often each LISTEN connection (key invalidations, blocks stored, webhook messages due)
+   * checks itself with a notification of its own; two missed in a row: it connects again.
+   */
+  LISTEN_HEARTBEAT_MS: integer(100, 600_000, 5000),
   USAGE_FLUSH_MS: integer(50, 60_000, 1000),
   /**
    * Days the per-minute usage buckets are kept (charts with steps under an hour read them); hours

@@ -122,7 +122,7 @@ describe("rate-limit headers", () => {
     }
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
     await db().apiKey.update({ where: { id: key.id }, data: { allowedOrigins: ["https://app.example.com"] } });
-    await keyVerifier().invalidate(key.hash);
+    keyVerifier().forget(key.hash);
     const res = await fetch(`${gw.url}/node/ethereum-mainnet`, { method: "POST", headers: { "X-API-KEY": p.apiKey, Origin: "https://evil.example", "Content-Type": "application/json" }, body: JSON.stringify(rpcItem("eth_chainId")) });
     expect(res.status).toBe(403);
     expect(limitsOf({ status: res.status, headers: res.headers, json: await res.json() })).toEqual(full);

@@ -49,12 +49,13 @@ export async function revealKey(userId: string, projectId: string, keyId: string
 export async function resetKey(projectId: string, keyId: string): Promise<string> {
   const old = await findKey(projectId, keyId);
   const next = generateKeyMaterial();
-  await db().apiKey.update({
-    where: { id: keyId },
-    data: { hash: next.hash, ciphertext: next.ciphertext, start: next.start, resetAt: new Date() },
+  await keyVerifier().change(async (tx) => {
+    await tx.apiKey.update({
+      where: { id: keyId },
+      data: { hash: next.hash, ciphertext: next.ciphertext, start: next.start, resetAt: new Date() },
+    });
+    return { result: undefined, hashes: [old.hash, next.hash] };
   });
-  await keyVerifier().invalidate(old.hash);
-  await keyVerifier().invalidate(next.hash);
   return next.secret;
 }
 
@@ -66,7 +67,7 @@ export async function resetKeyForUser(userId: string, projectId: string, keyId: 
 export async function createAdditionalKey(userId: string, projectId: string, name: string): Promise<{ id: string; apiKey: string }> {
   const project = await getProjectForUser(userId, projectId);
   const limits = PLANS[project.plan];
-  const created = await db().$transaction(async (tx) => {
+  return keyVerifier().change(async (tx) => {
     await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`;
     const count = await tx.apiKey.count({ where: { projectId, revokedAt: null } });
     if (count >= limits.maxKeys) {
@@ -80,10 +81,8 @@ export async function createAdditionalKey(userId: string, projectId: string, nam
     const key = generateKeyMaterial();
     const id = newId("key");
     await tx.apiKey.create({ data: { id, projectId, name, hash: key.hash, ciphertext: key.ciphertext, start: key.start } });
-    return { id, apiKey: key.secret, hash: key.hash };
+    return { result: { id, apiKey: key.secret }, hashes: [key.hash] };
   });
-  await keyVerifier().invalidate(created.hash);
-  return { id: created.id, apiKey: created.apiKey };
 }
 
 export async function renameKey(userId: string, projectId: string, keyId: string, name: string): Promise<KeySummary> {
@@ -101,8 +100,10 @@ export async function renameKey(userId: string, projectId: string, keyId: string
 export async function setKeyAllowlist(userId: string, projectId: string, keyId: string, lists: z.output<typeof allowlistSchema>): Promise<KeySummary> {
   await getProjectForUser(userId, projectId);
   const key = await findKey(projectId, keyId);
-  const { start, ...k } = await db().apiKey.update({ where: { id: keyId }, data: { allowedOrigins: lists.origins, allowedIps: lists.ips }, select: summarySelect });
-  await keyVerifier().invalidate(key.hash);
+  const { start, ...k } = await keyVerifier().change(async (tx) => ({
+    result: await tx.apiKey.update({ where: { id: keyId }, data: { allowedOrigins: lists.origins, allowedIps: lists.ips }, select: summarySelect }),
+    hashes: [key.hash],
+  }));
   return { ...k, masked: maskKey(start) };
 }
 
@@ -112,7 +113,7 @@ export async function setKeyAllowlist(userId: string, projectId: string, keyId: 
  * can be reset, not revoked.
  */
 export async function revokeKey(projectId: string, keyId: string): Promise<void> {
-  const hash = await db().$transaction(async (tx) => {
+  await keyVerifier().change(async (tx) => {
     await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`;
     const key = await tx.apiKey.findFirst({ where: { id: keyId, projectId, revokedAt: null }, select: { hash: true } });
     if (!key) throw new AppError("RESOURCE_NOT_FOUND", "No such key in this project.");
@@ -121,9 +122,8 @@ export async function revokeKey(projectId: string, keyId: string): Promise<void>
       throw new AppError("REJECTED", "This is the project's only key, and a project keeps at least one. Create another key first, or reset this one to replace its secret.");
     }
     await tx.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
-    return key.hash;
+    return { result: undefined, hashes: [key.hash] };
   });
-  await keyVerifier().invalidate(hash);
 }
 
 export async function revokeKeyForUser(userId: string, projectId: string, keyId: string): Promise<void> {

@@ -6,8 +6,8 @@
  * in every other process sharing the database (PostgreSQL LISTEN/NOTIFY).
  */
 import { timingSafeEqual } from "node:crypto";
-import { db } from "@/lib/db/client";
-import { listen, type Listening } from "@/lib/db/listen";
+import { db, type Prisma } from "@/lib/db/client";
+import { listen, type ListenOptions, type Listening } from "@/lib/db/listen";
 import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
 import { getEnv } from "@/lib/env";
@@ -279,19 +279,32 @@ export class KeyVerifier {
     return key === undefined ? "MALFORMED" : this.verify(key.secret);
   }
 
-  /** Forgets a key here at once, then in every other process listening on the same database. */
-  async invalidate(hash: string): Promise<void> {
-    this.forget(hash);
-    await db().$executeRaw`SELECT pg_notify(${CHANNEL}, ${hash})`;
+  /**
+   * Makes a change to keys in one transaction: `change` answers its result and the SHA-256 of every
+   * key whose cached answer it makes wrong. The notification goes out inside the transaction, so
+   * every process listening on the database (this one included) hears of it when, and only if, the
+   * change commits: none is lost between the commit and a send after it. This process forgets the
+   * keys at once after the commit.
+   */
+  async change<T>(change: (tx: Prisma.TransactionClient) => Promise<{ result: T; hashes: readonly string[] }>): Promise<T> {
+    const { result, hashes } = await db().$transaction(async (tx) => {
+      const done = await change(tx);
+      if (done.hashes.length > 0) await tx.$executeRaw`SELECT pg_notify(${CHANNEL}, h) FROM unnest(${[...done.hashes]}::text[]) AS h`;
+      return done;
+    });
+    for (const hash of hashes) this.forget(hash);
+    return result;
   }
 
   /**
    * Applies other processes' invalidations (ROLE=web on several machines) until stopped. A lost
-   * connection is re-established every second; until then the cache TTL bounds staleness, and on
-   * every (re)connection the whole cache is dropped, since notifications sent meanwhile were missed.
+   * connection (also one gone silent: see lib/db/listen.ts) is re-established every second; until
+   * then the cache TTL bounds staleness, and on every (re)connection the whole cache is dropped,
+   * since notifications sent meanwhile were missed.
    */
-  listen(connectionString: string): Listening {
+  listen(connectionString: string, options: Pick<ListenOptions, "heartbeatMs"> = {}): Listening {
     return listen({
+      ...options,
       connectionString,
       channel: CHANNEL,
       name: "key invalidations",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { db } from "@/lib/db/client";
+import { db, type Prisma } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
@@ -65,9 +65,16 @@ export async function planState(userId: string, projectId: string): Promise<Plan
   };
 }
 
-/** Makes every process ask the database again for the project's keys, so the new plan applies to the next call. */
-async function forgetKeys(hashes: string[]): Promise<void> {
-  for (const hash of hashes) await keyVerifier().invalidate(hash);
+/**
+ * Runs a change of the project in one transaction answering the SHA-256 of the project's keys:
+ * every process asks the database again for them once it commits, so the new plan applies to the
+ * next call.
+ */
+function changeForKeys<T extends string[] | undefined>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return keyVerifier().change(async (tx) => {
+    const hashes = await work(tx);
+    return { result: hashes, hashes: hashes ?? [] };
+  });
 }
 
 /**
@@ -79,7 +86,7 @@ async function forgetKeys(hashes: string[]): Promise<void> {
 export async function changePlan(user: { id: string; email: string }, projectId: string, input: ChangePlanInput): Promise<PlanState> {
   await getProjectForUser(user.id, projectId);
   const target = PLANS[input.plan];
-  const hashes = await db().$transaction(async (tx) => {
+  await changeForKeys(async (tx) => {
     // One change at a time per project: the key count and the revocations are read and made under this lock.
     const [project] = await tx.$queryRaw<{ plan: Plan; overage: boolean }[]>`SELECT plan, overage FROM projects WHERE id = ${projectId} FOR UPDATE`;
     if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
@@ -105,14 +112,13 @@ export async function changePlan(user: { id: string; email: string }, projectId:
     });
     return keys.map((k) => k.hash);
   });
-  await forgetKeys(hashes);
   return planState(user.id, projectId);
 }
 
 /** Turns overage on or off (paid plans only: the free plan answers 409 REJECTED), recorded like a plan change. */
 export async function setOverage(user: { id: string; email: string }, projectId: string, overage: boolean): Promise<PlanState> {
   await getProjectForUser(user.id, projectId);
-  const hashes = await db().$transaction(async (tx) => {
+  await changeForKeys(async (tx) => {
     const [project] = await tx.$queryRaw<{ plan: Plan; overage: boolean }[]>`SELECT plan, overage FROM projects WHERE id = ${projectId} FOR UPDATE`;
     if (!project) throw new AppError("RESOURCE_NOT_FOUND", "No such project.");
     if (overage && project.plan === "FREE") throw new AppError("REJECTED", "Overage is for paid plans: the free plan stops at its daily allowance. Switch to a paid plan first.");
@@ -124,7 +130,6 @@ export async function setOverage(user: { id: string; email: string }, projectId:
     const keys = await tx.apiKey.findMany({ where: { projectId }, select: { hash: true } });
     return keys.map((k) => k.hash);
   });
-  await forgetKeys(hashes);
   return planState(user.id, projectId);
 }
 
@@ -133,7 +138,7 @@ export async function setOverage(user: { id: string; email: string }, projectId:
  * more keys than its plan allows), recorded like a console change with no user. False: no such project.
  */
 export async function setPlanAsAdmin(projectId: string, plan: Plan): Promise<boolean> {
-  const hashes = await db().$transaction(async (tx) => {
+  const hashes = await changeForKeys(async (tx) => {
     const [project] = await tx.$queryRaw<{ plan: Plan; overage: boolean }[]>`SELECT plan, overage FROM projects WHERE id = ${projectId} FOR UPDATE`;
     if (!project) return undefined;
     if (project.plan === plan) return [];
@@ -143,6 +148,5 @@ export async function setPlanAsAdmin(projectId: string, plan: Plan): Promise<boo
     return (await tx.apiKey.findMany({ where: { projectId }, select: { hash: true } })).map((k) => k.hash);
   });
   if (hashes === undefined) return false;
-  await forgetKeys(hashes);
   return true;
 }

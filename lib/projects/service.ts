@@ -65,11 +65,11 @@ async function createProjectWithKey(
  * locked first, so a double submit or a reload returns the project created the first time.
  */
 export async function completeOnboarding(userId: string, input: OnboardingInput): Promise<{ projectId: string; created: boolean }> {
-  const done = await db().$transaction(async (tx) => {
+  return keyVerifier().change<{ projectId: string; created: boolean }>(async (tx) => {
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
     const existing = await tx.project.findFirst({ where: { ownerId: userId }, select: { id: true }, orderBy: { createdAt: "asc" } });
-    if (existing) return { projectId: existing.id, created: false };
+    if (existing) return { result: { projectId: existing.id, created: false }, hashes: [] };
     await tx.user.update({ where: { id: userId }, data: { name: input.name } });
     const { projectId, hash } = await createProjectWithKey(tx, {
       ownerId: userId,
@@ -77,10 +77,8 @@ export async function completeOnboarding(userId: string, input: OnboardingInput)
       organization: input.organization,
       useCase: input.useCase,
     });
-    return { projectId, created: true, hash };
+    return { result: { projectId, created: true }, hashes: [hash] };
   });
-  if (done.hash !== undefined) await keyVerifier().invalidate(done.hash);
-  return { projectId: done.projectId, created: done.created };
 }
 
 /**
@@ -90,7 +88,7 @@ export async function completeOnboarding(userId: string, input: OnboardingInput)
  * the cap together.
  */
 export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
-  const { hash, ...created } = await db().$transaction(async (tx) => {
+  return keyVerifier().change(async (tx) => {
     const locked = await tx.$queryRaw<{ email_verified_at: Date | null }[]>`SELECT email_verified_at FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
     const count = await tx.project.count({ where: { ownerId: userId } });
@@ -100,10 +98,9 @@ export async function createProject(userId: string, name: string): Promise<{ pro
     if (count >= 1 && locked[0]?.email_verified_at === null && verificationRequired()) {
       throw new AppError("PERMISSION_DENIED", "Verify your email address to create more projects: open the link we emailed you, or send a new one from the banner above.");
     }
-    return createProjectWithKey(tx, { ownerId: userId, name });
+    const { hash, ...created } = await createProjectWithKey(tx, { ownerId: userId, name });
+    return { result: created, hashes: [hash] };
   });
-  await keyVerifier().invalidate(hash);
-  return created;
 }
 
 export async function renameProject(userId: string, projectId: string, name: string): Promise<void> {

@@ -8,7 +8,8 @@ import { connectTestDatabase } from "./harness";
  * A TCP proxy in front of a real server (PostgreSQL in the tests that use it), for faults that are
  * hard to cause at the right moment with the server itself: refusing every connection (the server
  * is gone), or cutting a connection just after the server sent a given reply, before the client
- * reads it (the server did the work; the client never hears of it).
+ * reads it (the server did the work; the client never hears of it), or leaving the connections
+ * open while nothing passes through them any more (a half-open connection: the peer vanished).
  */
 export interface FaultProxy {
   port: number;
@@ -16,6 +17,8 @@ export interface FaultProxy {
   via(url: string): string;
   /** Cuts every open connection and closes each new one at once, until pass(). */
   refuse(): void;
+  /** Lets nothing through the connections open now, in either direction, without closing them; new ones pass. */
+  freeze(): void;
   pass(): void;
   /**
    * Arms a cut: the next server reply containing `marker` is dropped and its connection cut on both
@@ -28,6 +31,8 @@ export interface FaultProxy {
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const open = new Set<Socket>();
   let refusing = false;
+  /** Sockets whose data is dropped (freeze). */
+  const frozen = new WeakSet<Socket>();
   let armed: { marker: Buffer; done: () => void } | undefined;
 
   const server = createServer((client) => {
@@ -52,8 +57,11 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     });
     client.on("error", cut);
     upstream.on("error", cut);
-    client.on("data", (chunk: Buffer) => upstream.write(chunk));
+    client.on("data", (chunk: Buffer) => {
+      if (!frozen.has(client)) upstream.write(chunk);
+    });
     upstream.on("data", (chunk: Buffer) => {
+      if (frozen.has(upstream)) return;
       if (armed && chunk.includes(armed.marker)) {
         const { done } = armed;
         armed = undefined;
@@ -83,6 +91,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     },
     pass() {
       refusing = false;
+    },
+    freeze() {
+      for (const socket of open) frozen.add(socket);
     },
     cutAfterReply(marker) {
       return new Promise<void>((resolve) => {
