@@ -13,6 +13,9 @@ export class ApiError extends Error {
 
 const FALLBACK_MESSAGE = "Something went wrong. Please try again.";
 
+/** What the console says when a request or server action got no answer at all. */
+export const UNREACHABLE_MESSAGE = "Could not reach the server. Check your connection and try again.";
+
 export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   let res: Response;
   try {
@@ -26,7 +29,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     });
   } catch (e) {
     if (e instanceof DOMException && e.name === "AbortError") throw e;
-    throw new ApiError(0, "NETWORK_ERROR", "Could not reach the server. Check your connection and try again.");
+    throw new ApiError(0, "NETWORK_ERROR", UNREACHABLE_MESSAGE);
   }
   let data: unknown = null;
   const text = await res.text();

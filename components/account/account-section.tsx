@@ -4,7 +4,7 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import { signOut } from "next-auth/react";
 import { useState } from "react";
 import { useForm } from "react-hook-form";
-import { ApiError } from "@/components/api-client";
+import { ApiError, UNREACHABLE_MESSAGE } from "@/components/api-client";
 import { FormError, FormSuccess, Notice } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -34,7 +34,7 @@ function ChangePasswordForm({ email }: { email: string }) {
     setServerError(null);
     setSaved(null);
     const result = await changePasswordAction(values).catch(() => null);
-    if (!result) return setServerError("Could not reach the server. Check your connection and try again.");
+    if (!result) return setServerError(UNREACHABLE_MESSAGE);
     if (!result.ok) {
       const field = FIELDS.find((f) => f === result.field);
       if (field) setError(field, { message: result.message }, { shouldFocus: true });

@@ -1,4 +1,8 @@
 import type { ReactNode } from "react";
+import type { UseFormRegisterReturn } from "react-hook-form";
+import { describedBy, Field } from "@/components/ui/field";
+import { Input } from "@/components/ui/input";
+import { GitHubButton } from "./github-button";
 
 export function AuthCard({ title, description, children, footer }: { title: ReactNode; description?: ReactNode; children: ReactNode; footer?: ReactNode }) {
   return (
@@ -20,6 +24,25 @@ export function Divider({ children }: { children: ReactNode }) {
       <span aria-hidden="true">{children}</span>
       <span className="h-px flex-1 bg-line" />
     </div>
+  );
+}
+
+/** The email field of the sign-in and sign-up forms, registered with react-hook-form. */
+export function EmailField({ error, ...registered }: { error?: string } & UseFormRegisterReturn<"email">) {
+  return (
+    <Field id="email" label="Email" error={error}>
+      <Input type="email" autoComplete="email" inputMode="email" autoCapitalize="none" spellCheck={false} {...describedBy("email", error)} {...registered} />
+    </Field>
+  );
+}
+
+/** The other way in, below the sign-in and sign-up forms when GitHub sign-in is configured. */
+export function OrGitHub({ disabled }: { disabled: boolean }) {
+  return (
+    <>
+      <Divider>or</Divider>
+      <GitHubButton disabled={disabled} />
+    </>
   );
 }
 

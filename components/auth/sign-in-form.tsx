@@ -6,14 +6,14 @@ import { useRouter } from "next/navigation";
 import { signIn } from "next-auth/react";
 import { useState } from "react";
 import { useForm } from "react-hook-form";
+import { UNREACHABLE_MESSAGE } from "@/components/api-client";
 import { FormError } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { describedBy, Field } from "@/components/ui/field";
 import { Input } from "@/components/ui/input";
 import { signInSchema } from "@/lib/auth/schema";
 import { checkCredentialsAction } from "./actions";
-import { AuthCard, Divider, textLink } from "./auth-card";
-import { GitHubButton } from "./github-button";
+import { AuthCard, EmailField, OrGitHub, textLink } from "./auth-card";
 
 export function SignInForm({ github, initialError }: { github: boolean; initialError?: string }) {
   const router = useRouter();
@@ -33,7 +33,7 @@ export function SignInForm({ github, initialError }: { github: boolean; initialE
     // credentials that work (it answers failures with HTTP 401, which the browser logs).
     const checked = await checkCredentialsAction({ email, password }).catch(() => null);
     if (!checked) {
-      setServerError("Could not reach the server. Check your connection and try again.");
+      setServerError(UNREACHABLE_MESSAGE);
       return;
     }
     if (!checked.ok) {
@@ -44,7 +44,7 @@ export function SignInForm({ github, initialError }: { github: boolean; initialE
     try {
       result = await signIn("credentials", { email, password, redirect: false });
     } catch {
-      setServerError("Could not reach the server. Check your connection and try again.");
+      setServerError(UNREACHABLE_MESSAGE);
       return;
     }
     if (!result || result.error || !result.ok) {
@@ -70,9 +70,7 @@ export function SignInForm({ github, initialError }: { github: boolean; initialE
     >
       <form onSubmit={onSubmit} noValidate className="space-y-4">
         {serverError ? <FormError>{serverError}</FormError> : null}
-        <Field id="email" label="Email" error={errors.email?.message}>
-          <Input type="email" autoComplete="email" inputMode="email" autoCapitalize="none" spellCheck={false} {...describedBy("email", errors.email?.message)} {...register("email")} />
-        </Field>
+        <EmailField error={errors.email?.message} {...register("email")} />
         <Field id="password" label="Password" error={errors.password?.message}>
           <Input type="password" autoComplete="current-password" {...describedBy("password", errors.password?.message)} {...register("password")} />
         </Field>
@@ -80,12 +78,7 @@ export function SignInForm({ github, initialError }: { github: boolean; initialE
           Sign in
         </Button>
       </form>
-      {github ? (
-        <>
-          <Divider>or</Divider>
-          <GitHubButton disabled={pending} />
-        </>
-      ) : null}
+      {github ? <OrGitHub disabled={pending} /> : null}
     </AuthCard>
   );
 }

@@ -6,7 +6,7 @@ import { useRouter } from "next/navigation";
 import { signIn } from "next-auth/react";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useForm } from "react-hook-form";
-import { api } from "@/components/api-client";
+import { api, UNREACHABLE_MESSAGE } from "@/components/api-client";
 import { FormError } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { describedBy, Field } from "@/components/ui/field";
@@ -14,8 +14,7 @@ import { Input } from "@/components/ui/input";
 import { solveChallenge } from "@/lib/auth/proof-of-work";
 import { signUpSchema } from "@/lib/auth/schema";
 import { signUpAction } from "./actions";
-import { AuthCard, Divider, textLink } from "./auth-card";
-import { GitHubButton } from "./github-button";
+import { AuthCard, EmailField, OrGitHub, textLink } from "./auth-card";
 
 export function SignUpForm({ github }: { github: boolean }) {
   const router = useRouter();
@@ -61,7 +60,7 @@ export function SignUpForm({ github }: { github: boolean }) {
     setServerError(undefined);
     const created = await createAccount({ email, password }).catch(() => null);
     if (!created) {
-      setServerError({ message: "Could not reach the server. Check your connection and try again." });
+      setServerError({ message: UNREACHABLE_MESSAGE });
       return;
     }
     if (!created.ok) {
@@ -112,9 +111,7 @@ export function SignUpForm({ github }: { github: boolean }) {
             ) : null}
           </FormError>
         ) : null}
-        <Field id="email" label="Email" error={errors.email?.message}>
-          <Input type="email" autoComplete="email" inputMode="email" autoCapitalize="none" spellCheck={false} {...describedBy("email", errors.email?.message)} {...register("email")} />
-        </Field>
+        <EmailField error={errors.email?.message} {...register("email")} />
         <Field id="password" label="Password" hint="At least 10 characters." error={errors.password?.message}>
           <Input type="password" autoComplete="new-password" {...describedBy("password", errors.password?.message, true)} {...register("password")} />
         </Field>
@@ -125,12 +122,7 @@ export function SignUpForm({ github }: { github: boolean }) {
           {checking ? "Checking your browser… (a second or two)" : null}
         </p>
       </form>
-      {github ? (
-        <>
-          <Divider>or</Divider>
-          <GitHubButton disabled={pending} />
-        </>
-      ) : null}
+      {github ? <OrGitHub disabled={pending} /> : null}
     </AuthCard>
   );
 }

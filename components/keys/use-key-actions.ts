@@ -1,11 +1,10 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { api, ApiError } from "@/components/api-client";
+import { api, ApiError, UNREACHABLE_MESSAGE } from "@/components/api-client";
 import { createKeyAction } from "./actions";
 import { keyPath, keysQueryKey, secretQueryKey, type KeyItem } from "./types";
 
-const UNREACHABLE = "Could not reach the server. Check your connection and try again.";
 const CREATE_FAILED = "Could not create the key. Please try again.";
 
 /** A refusal of the create-key action, with the field it names ("name") when it names one. */
@@ -28,7 +27,7 @@ export function useCreateKey(projectId: string) {
   return useMutation({
     mutationFn: async (name: string) => {
       const result = await createKeyAction(projectId, { name }).catch(() => {
-        throw new KeyActionError("NETWORK_ERROR", UNREACHABLE);
+        throw new KeyActionError("NETWORK_ERROR", UNREACHABLE_MESSAGE);
       });
       if (!result.ok) throw new KeyActionError(result.code, result.message || CREATE_FAILED, result.field);
       return result.data;
