@@ -3,7 +3,7 @@
  * upstream pool, every answer checked against the schema of what we read.
  */
 import type { z } from "zod";
-import { clientPerNetwork, NodeFailure, UpstreamPool, UpstreamUnavailable, type UpstreamResponse } from "@/lib/upstream/pool";
+import { clientPerNetwork, NodeFailure, UpstreamPool, UpstreamUnavailable, type CallOptions, type UpstreamResponse } from "@/lib/upstream/pool";
 import { INTERNAL_ERROR, RpcError, STANDARD_CODES } from "@/lib/jsonrpc/errors";
 import { blockResultsSchema, cometBlockSchema, consensusParamsSchema, netInfoSchema, statusSchema } from "./comet";
 
@@ -114,16 +114,20 @@ export class CometClient {
       .filter((e): e is [string, bigint | number] => e[1] !== undefined)
       .map(([k, v]) => `${encodeURIComponent(k)}=${v}`)
       .join("&");
+    return this.poolCall(method, {
+      method: "GET",
+      path: query ? `${method}?${query}` : method,
+      headers: { accept: "application/json" },
+      retryable: true,
+      signal,
+      check,
+    });
+  }
+
+  /** One call through the pool; no node answering is UpstreamUnavailableError naming each node's failure. */
+  private async poolCall<T>(method: string, opts: CallOptions<T>): Promise<T> {
     try {
-      const result = await this.pool.call({
-        method: "GET",
-        path: query ? `${method}?${query}` : method,
-        headers: { accept: "application/json" },
-        retryable: true,
-        signal,
-        check,
-      });
-      return result;
+      return await this.pool.call(opts);
     } catch (e) {
       if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.pool.label(f.index)}: ${f.reason}`));
       throw e;
@@ -155,32 +159,27 @@ export class CometClient {
    */
   async forward(method: string, params: Record<string, unknown>, retryable: boolean, signal?: AbortSignal): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
-    try {
-      return await this.pool.call({
-        method: "POST",
-        headers: { accept: "application/json", "content-type": "application/json" },
-        body,
-        retryable,
-        signal,
-        check: (res) => {
-          let envelope: { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
-          try {
-            envelope = JSON.parse(res.text) as typeof envelope;
-          } catch {
-            throw new NodeFailure(`HTTP ${res.status}, not a JSON-RPC answer`);
-          }
-          const error = envelope?.error;
-          if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
-            throw new RpcError(error.code, error.message, error.data);
-          }
-          if (res.status < 200 || res.status > 299 || envelope?.result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);
-          return envelope.result;
-        },
-      });
-    } catch (e) {
-      if (e instanceof UpstreamUnavailable) throw new UpstreamUnavailableError(method, e.failures.map((f) => `${this.pool.label(f.index)}: ${f.reason}`));
-      throw e;
-    }
+    return this.poolCall(method, {
+      method: "POST",
+      headers: { accept: "application/json", "content-type": "application/json" },
+      body,
+      retryable,
+      signal,
+      check: (res) => {
+        let envelope: { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+        try {
+          envelope = JSON.parse(res.text) as typeof envelope;
+        } catch {
+          throw new NodeFailure(`HTTP ${res.status}, not a JSON-RPC answer`);
+        }
+        const error = envelope?.error;
+        if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
+          throw new RpcError(error.code, error.message, error.data);
+        }
+        if (res.status < 200 || res.status > 299 || envelope?.result === undefined) throw new NodeFailure(`HTTP ${res.status}, no result`);
+        return envelope.result;
+      },
+    });
   }
 
   netInfo(signal?: AbortSignal) {
