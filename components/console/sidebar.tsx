@@ -34,13 +34,10 @@ function sectionOf(pathname: string, projectId: string): string {
 
 export function Sidebar({ projectId, projects, email }: SidebarProps) {
   const pathname = usePathname() ?? "";
-  const router = useRouter();
   const current = sectionOf(pathname, projectId);
   // The mobile menu is open only for the path it was opened on, so navigating closes it.
   const [openOn, setOpenOn] = useState<string | null>(null);
   const open = openOn === pathname;
-  const [signingOut, setSigningOut] = useState(false);
-  const switcherId = useId();
   const panelId = "console-navigation";
 
   useEffect(() => {
@@ -87,86 +84,103 @@ export function Sidebar({ projectId, projects, email }: SidebarProps) {
             <Logo />
           </Link>
         </div>
-
-        <div className="space-y-1.5 px-4 pt-4 lg:pt-1">
-          <label htmlFor={switcherId} className="block text-xs font-medium text-muted">
-            Project
-          </label>
-          <div className="relative">
-            <select
-              id={switcherId}
-              value={projectId}
-              onChange={(e) => {
-                const section = current ? `/${current}` : "";
-                router.push(`/projects/${e.target.value}${section}`);
-              }}
-              className="block h-9 w-full appearance-none truncate rounded-md border border-line-strong bg-surface pr-8 pl-3 text-sm font-medium text-fg shadow-xs hover:bg-subtle"
-            >
-              {projects.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                </option>
-              ))}
-            </select>
-            <svg aria-hidden="true" viewBox="0 0 20 20" className="pointer-events-none absolute top-1/2 right-2.5 size-4 -translate-y-1/2 text-muted" fill="none" stroke="currentColor" strokeWidth="1.6">
-              <path d="m7 8 3-3 3 3M7 12l3 3 3-3" strokeLinecap="round" strokeLinejoin="round" />
-            </svg>
-          </div>
-          <Link
-            href={`${base}/settings#new-project`}
-            className="flex items-center gap-2 rounded-md px-2 py-1.5 text-sm text-muted hover:bg-subtle hover:text-fg"
-          >
-            {icons.plus}
-            New project
-          </Link>
-        </div>
-
-        <nav aria-label="Project sections" className="mt-3 flex-1 px-3">
-          <ul className="space-y-0.5">
-            {SECTIONS.map((s) => {
-              const active = current === s.segment;
-              return (
-                <li key={s.label}>
-                  <Link
-                    href={s.segment ? `${base}/${s.segment}` : base}
-                    aria-current={active ? "page" : undefined}
-                    className={cn(
-                      "flex items-center gap-2.5 rounded-md px-2.5 py-2 text-sm font-medium transition-colors",
-                      active ? "bg-accent-soft text-accent-text" : "text-muted hover:bg-subtle hover:text-fg",
-                    )}
-                  >
-                    {s.icon}
-                    {s.label}
-                  </Link>
-                </li>
-              );
-            })}
-          </ul>
-        </nav>
-
-        <div className="border-t border-line p-3">
-          <div className="flex items-center justify-between gap-2 px-2 pb-2">
-            <Link href={`${base}/settings#account`} className="min-w-0 truncate rounded-md text-sm text-fg hover:underline" title={`${email}: your account`}>
-              <span className="sr-only">Your account, signed in as </span>
-              {email}
-            </Link>
-            <ThemeToggle className="shrink-0" />
-          </div>
-          <Button
-            variant="ghost"
-            size="sm"
-            className="w-full justify-start"
-            icon={icons.signOut}
-            pending={signingOut}
-            onClick={() => {
-              setSigningOut(true);
-              void signOut({ callbackUrl: "/sign-in" });
-            }}
-          >
-            Sign out
-          </Button>
-        </div>
+        <ProjectSwitcher projectId={projectId} projects={projects} current={current} />
+        <SectionNav base={base} current={current} />
+        <AccountFooter base={base} email={email} />
       </aside>
     </>
+  );
+}
+
+/** The project picker (the same section of the chosen project) and the way to a new project. */
+function ProjectSwitcher({ projectId, projects, current }: { projectId: string; projects: SidebarProps["projects"]; current: string }) {
+  const router = useRouter();
+  const switcherId = useId();
+  return (
+    <div className="space-y-1.5 px-4 pt-4 lg:pt-1">
+      <label htmlFor={switcherId} className="block text-xs font-medium text-muted">
+        Project
+      </label>
+      <div className="relative">
+        <select
+          id={switcherId}
+          value={projectId}
+          onChange={(e) => {
+            const section = current ? `/${current}` : "";
+            router.push(`/projects/${e.target.value}${section}`);
+          }}
+          className="block h-9 w-full appearance-none truncate rounded-md border border-line-strong bg-surface pr-8 pl-3 text-sm font-medium text-fg shadow-xs hover:bg-subtle"
+        >
+          {projects.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+        <svg aria-hidden="true" viewBox="0 0 20 20" className="pointer-events-none absolute top-1/2 right-2.5 size-4 -translate-y-1/2 text-muted" fill="none" stroke="currentColor" strokeWidth="1.6">
+          <path d="m7 8 3-3 3 3M7 12l3 3 3-3" strokeLinecap="round" strokeLinejoin="round" />
+        </svg>
+      </div>
+      <Link href={`/projects/${projectId}/settings#new-project`} className="flex items-center gap-2 rounded-md px-2 py-1.5 text-sm text-muted hover:bg-subtle hover:text-fg">
+        {icons.plus}
+        New project
+      </Link>
+    </div>
+  );
+}
+
+function SectionNav({ base, current }: { base: string; current: string }) {
+  return (
+    <nav aria-label="Project sections" className="mt-3 flex-1 px-3">
+      <ul className="space-y-0.5">
+        {SECTIONS.map((s) => {
+          const active = current === s.segment;
+          return (
+            <li key={s.label}>
+              <Link
+                href={s.segment ? `${base}/${s.segment}` : base}
+                aria-current={active ? "page" : undefined}
+                className={cn(
+                  "flex items-center gap-2.5 rounded-md px-2.5 py-2 text-sm font-medium transition-colors",
+                  active ? "bg-accent-soft text-accent-text" : "text-muted hover:bg-subtle hover:text-fg",
+                )}
+              >
+                {s.icon}
+                {s.label}
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}
+
+/** Who is signed in (a link to the account settings), the theme, and signing out. */
+function AccountFooter({ base, email }: { base: string; email: string }) {
+  const [signingOut, setSigningOut] = useState(false);
+  return (
+    <div className="border-t border-line p-3">
+      <div className="flex items-center justify-between gap-2 px-2 pb-2">
+        <Link href={`${base}/settings#account`} className="min-w-0 truncate rounded-md text-sm text-fg hover:underline" title={`${email}: your account`}>
+          <span className="sr-only">Your account, signed in as </span>
+          {email}
+        </Link>
+        <ThemeToggle className="shrink-0" />
+      </div>
+      <Button
+        variant="ghost"
+        size="sm"
+        className="w-full justify-start"
+        icon={icons.signOut}
+        pending={signingOut}
+        onClick={() => {
+          setSigningOut(true);
+          void signOut({ callbackUrl: "/sign-in" });
+        }}
+      >
+        Sign out
+      </Button>
+    </div>
   );
 }

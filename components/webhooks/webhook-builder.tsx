@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useForm, useWatch } from "react-hook-form";
+import { useForm, useWatch, type UseFormReturn } from "react-hook-form";
 import { api, errorMessage } from "@/components/api-client";
 import { FormError, FormSuccess, Notice } from "@/components/ui/alert";
 import { Button, ButtonLink } from "@/components/ui/button";
@@ -46,8 +46,9 @@ export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; 
   const networks = networksFor(eventType);
   const network = WEBHOOK_NETWORKS.find((n) => n.slug === networkSlug) ?? networks[0]!;
 
+  const withNetwork = (body: unknown) => ({ network: network.slug, ...(body as object) });
   const create = useMutation({
-    mutationFn: (body: unknown) => api<WebhookRecord>(webhooksPath(projectId), { method: "POST", body: { network: network.slug, ...(body as object) } }),
+    mutationFn: (body: unknown) => api<WebhookRecord>(webhooksPath(projectId), { method: "POST", body: withNetwork(body) }),
     onSuccess: (record) => {
       setCreated(record);
       void queryClient.invalidateQueries({ queryKey: webhooksQueryKey(projectId) });
@@ -61,10 +62,8 @@ export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; 
 
   const preview = useMutation({
     mutationFn: (body: unknown) =>
-      api<{ fromBlock: string; toBlock: string; messages: unknown[] }>(`${webhooksPath(projectId)}/preview`, { method: "POST", body: { network: network.slug, ...(body as object) } }),
+      api<{ fromBlock: string; toBlock: string; messages: unknown[] }>(`${webhooksPath(projectId)}/preview`, { method: "POST", body: withNetwork(body) }),
   });
-
-  const inbox = useCreateInbox(projectId);
 
   if (created) return <CreatedWebhook projectId={projectId} record={created} />;
 
@@ -84,26 +83,7 @@ export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; 
       <Card aria-labelledby="what-title">
         <CardHeader titleId="what-title" title="1. What to watch" description="Choose the kind of event first; the networks that support it follow." />
         <CardBody className="space-y-5">
-          <fieldset>
-            <legend className="mb-2 text-sm font-medium text-fg">Event type</legend>
-            <div className="grid gap-2 sm:grid-cols-3">
-              {EVENT_TYPES.map((t) => (
-                <label
-                  key={t}
-                  className={cn(
-                    "flex cursor-pointer flex-col gap-1 rounded-md border p-3 text-sm has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-focus",
-                    eventType === t ? "border-accent bg-accent-soft/60" : "border-line-strong hover:bg-subtle",
-                  )}
-                >
-                  <span className="flex items-center gap-2 font-medium text-fg">
-                    <input type="radio" name="eventType" value={t} checked={eventType === t} onChange={() => chooseEventType(t)} className="accent-accent" />
-                    {EVENT_TYPE_INFO[t].label} <code className="text-xs font-normal text-muted">{t}</code>
-                  </span>
-                  <span className="text-xs text-muted">{EVENT_TYPE_INFO[t].summary}</span>
-                </label>
-              ))}
-            </div>
-          </fieldset>
+          <EventTypeChoice value={eventType} onChoose={chooseEventType} />
           <Field id="wh-network" label="Network" hint={`Networks with ${eventType} webhooks.`} error={errors.network?.message}>
             <Select {...describedBy("wh-network", errors.network?.message, true)} {...register("network", { onChange: () => preview.reset() })}>
               {networks.map((n) => (
@@ -118,52 +98,7 @@ export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; 
         </CardBody>
       </Card>
 
-      <Card aria-labelledby="where-title">
-        <CardHeader titleId="where-title" title="2. Where to deliver" description="Messages are POSTed as JSON and signed with the webhook's key (Standard Webhooks)." />
-        <CardBody className="space-y-5">
-          <Field id="wh-description" label="Description" hint={`A label for you, up to ${DESCRIPTION_MAX} characters.`} error={errors.description?.message}>
-            <Input autoComplete="off" placeholder="Token transfers to our treasury" {...describedBy("wh-description", errors.description?.message, true)} {...register("description")} />
-          </Field>
-          <Field
-            id="wh-url"
-            label="Webhook URL"
-            hint={
-              <>
-                Your endpoint, or a test inbox of this project: it records what it receives so you can look at it in the console.
-                {privateUrls ? (
-                  <span className="mt-1 block">Private and loopback URLs are allowed on this server ({privateUrls === "local default" ? "local default" : "WEBHOOK_ALLOW_PRIVATE_URLS=on"}).</span>
-                ) : null}
-              </>
-            }
-            error={errors.notification?.webhookUrl?.message}
-          >
-            <div className="flex flex-col gap-2 sm:flex-row">
-              <Input
-                type="url"
-                autoComplete="off"
-                spellCheck={false}
-                placeholder="https://example.com/hooks/blockgate"
-                className="font-mono text-[13px]"
-                {...describedBy("wh-url", errors.notification?.webhookUrl?.message, true)}
-                {...register("notification.webhookUrl")}
-              />
-              <Button
-                variant="secondary"
-                pending={inbox.isPending}
-                onClick={() =>
-                  inbox.mutate(undefined, {
-                    onSuccess: (created) => setValue("notification.webhookUrl", created.url, { shouldDirty: true, shouldValidate: formState.isSubmitted }),
-                  })
-                }
-              >
-                Use a test inbox
-              </Button>
-            </div>
-          </Field>
-          {inbox.isError ? <FormError>Could not create a test inbox. {errorMessage(inbox.error)}</FormError> : null}
-          {inbox.isSuccess ? <FormSuccess>Test inbox created: its requests show under Test inboxes on the Webhooks page.</FormSuccess> : null}
-        </CardBody>
-      </Card>
+      <WhereToDeliver form={form} projectId={projectId} privateUrls={privateUrls} />
 
       {preview.isSuccess || preview.isError || preview.isPending ? <PreviewResult preview={preview} /> : null}
       {create.isError && !serverFieldError(create.error) ? <FormError>Could not create the webhook. {errorMessage(create.error)}</FormError> : null}
@@ -182,6 +117,87 @@ export function WebhookBuilder({ projectId, privateUrls }: { projectId: string; 
       </div>
       <p className="text-right text-xs text-muted">Preview shows what this webhook would have matched in the network&apos;s last 100 blocks. Send a test message once it is created.</p>
     </form>
+  );
+}
+
+/** The kind of event, each with what it watches. */
+function EventTypeChoice({ value, onChoose }: { value: EventType; onChoose: (t: EventType) => void }) {
+  return (
+    <fieldset>
+      <legend className="mb-2 text-sm font-medium text-fg">Event type</legend>
+      <div className="grid gap-2 sm:grid-cols-3">
+        {EVENT_TYPES.map((t) => (
+          <label
+            key={t}
+            className={cn(
+              "flex cursor-pointer flex-col gap-1 rounded-md border p-3 text-sm has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-focus",
+              value === t ? "border-accent bg-accent-soft/60" : "border-line-strong hover:bg-subtle",
+            )}
+          >
+            <span className="flex items-center gap-2 font-medium text-fg">
+              <input type="radio" name="eventType" value={t} checked={value === t} onChange={() => onChoose(t)} className="accent-accent" />
+              {EVENT_TYPE_INFO[t].label} <code className="text-xs font-normal text-muted">{t}</code>
+            </span>
+            <span className="text-xs text-muted">{EVENT_TYPE_INFO[t].summary}</span>
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+/** The card of the description and the URL, where a test inbox can be made and used at once. */
+function WhereToDeliver({ form, projectId, privateUrls }: { form: UseFormReturn<WebhookFormValues, unknown, CreateWebhookBody>; projectId: string; privateUrls?: "local default" | "WEBHOOK_ALLOW_PRIVATE_URLS" }) {
+  const { register, setValue, formState } = form;
+  const errors = formState.errors;
+  const inbox = useCreateInbox(projectId);
+  return (
+    <Card aria-labelledby="where-title">
+      <CardHeader titleId="where-title" title="2. Where to deliver" description="Messages are POSTed as JSON and signed with the webhook's key (Standard Webhooks)." />
+      <CardBody className="space-y-5">
+        <Field id="wh-description" label="Description" hint={`A label for you, up to ${DESCRIPTION_MAX} characters.`} error={errors.description?.message}>
+          <Input autoComplete="off" placeholder="Token transfers to our treasury" {...describedBy("wh-description", errors.description?.message, true)} {...register("description")} />
+        </Field>
+        <Field
+          id="wh-url"
+          label="Webhook URL"
+          hint={
+            <>
+              Your endpoint, or a test inbox of this project: it records what it receives so you can look at it in the console.
+              {privateUrls ? (
+                <span className="mt-1 block">Private and loopback URLs are allowed on this server ({privateUrls === "local default" ? "local default" : "WEBHOOK_ALLOW_PRIVATE_URLS=on"}).</span>
+              ) : null}
+            </>
+          }
+          error={errors.notification?.webhookUrl?.message}
+        >
+          <div className="flex flex-col gap-2 sm:flex-row">
+            <Input
+              type="url"
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="https://example.com/hooks/blockgate"
+              className="font-mono text-[13px]"
+              {...describedBy("wh-url", errors.notification?.webhookUrl?.message, true)}
+              {...register("notification.webhookUrl")}
+            />
+            <Button
+              variant="secondary"
+              pending={inbox.isPending}
+              onClick={() =>
+                inbox.mutate(undefined, {
+                  onSuccess: (created) => setValue("notification.webhookUrl", created.url, { shouldDirty: true, shouldValidate: formState.isSubmitted }),
+                })
+              }
+            >
+              Use a test inbox
+            </Button>
+          </div>
+        </Field>
+        {inbox.isError ? <FormError>Could not create a test inbox. {errorMessage(inbox.error)}</FormError> : null}
+        {inbox.isSuccess ? <FormSuccess>Test inbox created: its requests show under Test inboxes on the Webhooks page.</FormSuccess> : null}
+      </CardBody>
+    </Card>
   );
 }
 
