@@ -46,6 +46,12 @@ const schema = z.object({
     emptyAsUndefined,
     z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
   ),
+  /**
+   * Redis (or Valkey), redis://[user:pass@]host:6379[/db] or rediss://…: the processes of a cluster
+   * share their limits through it. Unset: each process enforces its share of every limit (the limit
+   * divided by the live web processes).
+   */
+  REDIS_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional()),
   /** Connections in each process's database pool (console, keys, usage, workers). */
   DATABASE_POOL_SIZE: integer(1, 200, 10),
   /** Connections in each process's pool for public API queries (consensus reads and searches), apart from the rest. */

@@ -2,7 +2,11 @@ import path from "node:path";
 import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
-import { setExpectedMigrations } from "@/lib/db/readiness";
+import { setExpectedMigrations, setLimitsMode } from "@/lib/db/readiness";
+import { joinCluster } from "@/lib/cluster/members";
+import { RateLimiter } from "@/lib/gateway/limits";
+import { QuotaTracker } from "@/lib/gateway/quota";
+import { SharedLimits } from "@/lib/limits/shared";
 import { inFamily } from "@/lib/chains/client";
 import { runsIn, type ProcessRole } from "@/lib/chains/family";
 import { families, familyOf } from "@/lib/chains/registry";
@@ -80,6 +84,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     setExpectedMigrations(await listMigrations());
     const invalidations = keyVerifier().listen(database.url);
     stops.push(() => invalidations.stop());
+    const member = await joinCluster({ role: env.ROLE });
+    stops.push(() => member.stop());
     // What the chain families run (indexers, devnets), each in the processes of its role.
     const context = { env, databaseUrl: database.url, logger: log };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);
@@ -98,6 +104,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       startWorkers("worker");
     }
     if (env.ROLE !== "worker") {
+      // The CU per second and the allowance, shared with the other web processes through Redis.
+      const limits = new SharedLimits({ redisUrl: env.REDIS_URL, webProcesses: member.webProcesses, onMode: setLimitsMode, logger: log.child({ component: "limits" }) });
+      stops.push(() => limits.stop());
       startWorkers("web");
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
@@ -106,6 +115,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         host: env.HOST,
         port: env.PORT,
         meter: usage,
+        limiter: new RateLimiter(limits),
+        allowance: new QuotaTracker(Date.now, limits),
         metering: env.USAGE_METERING === "on",
         requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,

@@ -1,11 +1,22 @@
+import type { LimitsMode } from "@/lib/limits/shared";
 import { db } from "./client";
 
 // The migrations this build expects, recorded by the launcher at start-up (it has just read the
-// migrations folder), so the readiness check needs no file access from inside the Next.js bundle.
-const g = globalThis as unknown as { __blockgateExpectedMigrations?: readonly string[] };
+// migrations folder), so the readiness check needs no file access from inside the Next.js bundle;
+// and how the process's limits count (lib/limits/shared.ts), recorded by the launcher as it changes.
+const g = globalThis as unknown as { __blockgateExpectedMigrations?: readonly string[]; __blockgateLimitsMode?: LimitsMode };
 
 export function setExpectedMigrations(names: readonly string[]): void {
   g.__blockgateExpectedMigrations = names;
+}
+
+export function setLimitsMode(mode: LimitsMode): void {
+  g.__blockgateLimitsMode = mode;
+}
+
+/** Whether limits are shared through Redis or each process enforces its share (local until the launcher says otherwise). */
+export function limitsMode(): LimitsMode {
+  return g.__blockgateLimitsMode ?? "local";
 }
 
 export type Readiness = { ready: true } | { ready: false; reason: string };

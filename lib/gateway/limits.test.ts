@@ -10,7 +10,6 @@ import { keyVerifier } from "@/lib/keys/verifier";
 import { changePlan, setOverage } from "@/lib/projects/plan";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
-import { RateLimiter, throughputKey, type ThroughputLimiter, type ThroughputSubject } from "./limits";
 import { REFUSALS_BEFORE_CLOSE } from "./router";
 
 // The gateway's wall clock for plan periods: 22:00 UTC today, so the free plan's day resets in 2 hours.
@@ -336,66 +335,5 @@ describe("429 TOO_MANY_REQUESTS", () => {
       expect(items[1]!.error!.data, path).toEqual({ retryAfter: 1 });
       expect(a.headers.get("retry-after"), path).toBe("1");
     }
-  });
-});
-
-/**
- * A CU-per-second limit shared by several processes, in the shape lib/gateway/limits.ts describes:
- * a local bucket decides each call at once; what it took is reported to a shared store, whose
- * answers come later; a subject the store reported over its limit is refused here until the
- * store's wait has passed. The store here answers only when the test says so.
- */
-class LaterAnsweredLimiter implements ThroughputLimiter {
-  private readonly local = new RateLimiter();
-  private readonly refusedUntil = new Map<string, number>();
-  /** Reports the store has not answered: `answer(waitMs)`, 0 when the subject is within the shared limit. */
-  readonly unanswered: Array<{ key: string; cu: number; answer: (waitMs: number) => void }> = [];
-
-  take(who: ThroughputSubject, cu: number): number {
-    const key = throughputKey(who);
-    const refused = (this.refusedUntil.get(key) ?? 0) - performance.now();
-    if (refused > 0) return refused;
-    const wait = this.local.take(who, cu);
-    if (wait === 0) {
-      void new Promise<number>((answer) => this.unanswered.push({ key, cu, answer })).then((waitMs) => {
-        if (waitMs > 0) this.refusedUntil.set(key, performance.now() + waitMs);
-      });
-    }
-    return wait;
-  }
-}
-
-describe("a CU-per-second limit whose shared store answers later", () => {
-  const limiter = new LaterAnsweredLimiter();
-  let shared: TestGateway;
-  beforeAll(async () => {
-    shared = await startTestGateway({ limiter });
-  }, 120_000);
-  afterAll(async () => shared.stop());
-
-  const chainId = async (key: string): Promise<Answer> => {
-    const res = await fetch(`${shared.url}/node/ethereum-mainnet`, { method: "POST", headers: { "X-API-KEY": key, "Content-Type": "application/json" }, body: JSON.stringify(rpcItem("eth_chainId")) });
-    return { status: res.status, headers: res.headers, json: await res.json() };
-  };
-
-  it("serves calls without waiting for the store, then refuses a subject the store reported over, with its wait as Retry-After", async () => {
-    const p = await createTestProject("Shared limit");
-    const other = await createTestProject("Shared limit, other account");
-    for (let i = 0; i < 5; i++) expect((await chainId(p.apiKey)).status).toBe(200);
-    // Every call was answered while the store had answered none of them.
-    const reports = limiter.unanswered.splice(0);
-    expect(reports.map((r) => r.cu)).toEqual(Array<number>(5).fill(EVM_METHODS.eth_chainId!.cu));
-    for (const r of reports.slice(0, -1)) r.answer(0);
-    reports.at(-1)!.answer(60_000);
-    await new Promise((resolve) => setImmediate(resolve));
-
-    const refused = await chainId(p.apiKey);
-    expect(refused.status).toBe(429);
-    expect(refused.json).toEqual({ code: "TOO_MANY_REQUESTS", message: expect.stringContaining("300 CU per second") });
-    expect(refused.headers.get("retry-after")).toBe("60");
-    expect(limitsOf(refused)).toEqual({ limit: "1000000", remaining: 1_000_000 - 5 * EVM_METHODS.eth_chainId!.cu, reset: expect.any(String) });
-    // Refused here, without taking from the bucket or reporting to the store; other accounts go on.
-    expect(limiter.unanswered).toHaveLength(0);
-    expect((await chainId(other.apiKey)).status).toBe(200);
   });
 });

@@ -2,6 +2,7 @@ import { AppError } from "@/lib/errors";
 import { PLANS } from "@/lib/plans";
 import { retryAfterSeconds } from "@/lib/rate-limit";
 import type { Plan } from "@/lib/db/generated/enums";
+import { REPORT_MS, type SharedLimits } from "@/lib/limits/shared";
 
 /** Who a throughput limit counts for: a project, or on the free plan its account. */
 export interface ThroughputSubject {
@@ -14,11 +15,9 @@ export interface ThroughputSubject {
  * The plan's CU-per-second limit as a call meets it: `take` decides at once, from what this
  * process holds, and never waits, so no call waits for a limit.
  *
- * A limit shared by several processes fits the same shape: its `take` answers from a local bucket
- * and from what the shared store said last (a subject the store reported over its limit is refused
- * here, with the store's wait, until that wait has passed), and reports what it took to the store
- * in the background, whose answers arrive later and change only what the next calls are told.
- * While the store is away the local bucket alone decides. The gateway only ever calls `take`.
+ * A limit shared by several processes (RateLimiter with shared limits) keeps this shape: `take`
+ * answers from a local bucket and from what Redis said last, and reports what it took in the
+ * background, whose answers change only what the next calls are told.
  */
 export interface ThroughputLimiter {
   /** Takes `cu` for `who`: 0 when taken; otherwise the milliseconds until it could be, and nothing is taken. */
@@ -36,18 +35,30 @@ interface Bucket {
 }
 
 /**
- * Throughput limit in memory, per process (with several web processes each enforces its own
- * share): a token bucket of the plan's CU per second with one second of burst, per project on
- * paid plans and per account on the free plan (all free projects of one account share one bucket,
- * so more free projects do not buy more throughput).
+ * Throughput limit: a token bucket in memory of the plan's CU per second with one second of burst,
+ * per project on paid plans and per account on the free plan (all free projects of one account
+ * share one bucket, so more free projects do not buy more throughput).
  *
  * A call costing more than one second of the plan's CU (eth_getBlockReceipts on the free plan) is
  * let through when the bucket is full and leaves it in debt: the calls after it wait until the
  * debt is paid back, so the average stays within the plan's CU per second and every call the
  * catalog has can be made on every plan.
+ *
+ * With `shared` limits, several processes share the plan's rate. While they are shared (Redis),
+ * the bucket is the first gate and what it let through is reported to a one-second window in Redis
+ * every REPORT_MS, without waiting; a subject Redis answers is over is refused here until that
+ * window ends. While they are local, the bucket alone decides, holding the process's share of the
+ * rate (the rate divided by the live web processes).
  */
 export class RateLimiter implements ThroughputLimiter {
   private buckets = new Map<string, Bucket>();
+  /** Subjects Redis reported over their rate, until when (performance.now()). */
+  private readonly refusedUntil = new Map<string, number>();
+  /** CU let through and not reported yet, by plan rate and subject. */
+  private readonly unreported = new Map<number, Map<string, number>>();
+  private reporting?: NodeJS.Timeout;
+
+  constructor(private readonly shared?: SharedLimits) {}
 
   take(who: ThroughputSubject, cu: number, at?: number): number {
     const rate = PLANS[who.plan].cuPerSecond;
@@ -55,19 +66,58 @@ export class RateLimiter implements ThroughputLimiter {
     // The clock is read only for a plan with a limit.
     const now = at ?? performance.now();
     const key = throughputKey(who);
+    let limit = rate;
+    if (this.shared) {
+      if (this.refusedUntil.size > 0) {
+        const until = this.refusedUntil.get(key);
+        if (until !== undefined) {
+          if (until > now) return until - now;
+          this.refusedUntil.delete(key);
+        }
+      }
+      limit = rate / this.shared.share();
+    }
     let b = this.buckets.get(key);
     if (!b) {
-      b = { tokens: rate, updated: now };
+      b = { tokens: limit, updated: now };
       this.buckets.set(key, b);
     }
-    b.tokens = Math.min(rate, b.tokens + ((now - b.updated) / 1000) * rate);
+    b.tokens = Math.min(limit, b.tokens + ((now - b.updated) / 1000) * limit);
     b.updated = now;
     // A call dearer than the bucket holds needs a full bucket.
-    const needed = Math.min(cu, rate);
-    if (b.tokens < needed) return ((needed - b.tokens) / rate) * 1000;
+    const needed = Math.min(cu, limit);
+    if (b.tokens < needed) return ((needed - b.tokens) / limit) * 1000;
     b.tokens -= cu;
+    if (this.shared?.mode === "shared") this.report(rate, key, cu);
     return 0;
   }
+
+  private report(rate: number, key: string, cu: number): void {
+    let byKey = this.unreported.get(rate);
+    if (!byKey) {
+      byKey = new Map();
+      this.unreported.set(rate, byKey);
+    }
+    byKey.set(key, (byKey.get(key) ?? 0) + cu);
+    this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
+  }
+
+  private readonly sendReports = () => {
+    this.reporting = undefined;
+    const shared = this.shared!;
+    for (const [rate, byKey] of this.unreported) {
+      const counter = shared.counter("cu", rate, 1);
+      if (counter) {
+        for (const [key, cu] of byKey) {
+          counter.consume(key, Math.ceil(cu)).catch((reason: unknown) => {
+            const wait = shared.refusal(reason);
+            if (wait !== undefined && wait > 0) this.refusedUntil.set(key, performance.now() + wait);
+          });
+        }
+      }
+      byKey.clear();
+    }
+  };
 }
 
 /** The refusals by plan and seconds to wait, each made once: a flood of refused calls costs no error (nor its stack trace) per call. */

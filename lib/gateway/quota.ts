@@ -1,15 +1,23 @@
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
+import { REPORT_MS, type SharedLimits } from "@/lib/limits/shared";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { PLANS, type PlanLimits } from "@/lib/plans";
 
 interface Usage {
   periodStart: number;
+  periodEnd: number;
   /** CU recorded in the database for this period when last read. */
   stored: number;
   /** CU this process has charged since that read. */
   local: number;
+  /** The period's CU as Redis counts them (the stored CU when it was first counted, then every process's reports): the highest answer seen. */
+  shared: number;
+  /** CU charged here and not yet counted in `shared` (reported or not). */
+  unreported: number;
+  /** When Redis's count was last asked for (wall-clock ms). */
+  sharedAt: number;
   refreshedAt: number;
   /** No refresh is attempted before this time (set after a failure). */
   retryAt: number;
@@ -19,6 +27,8 @@ interface Usage {
 }
 
 const REFRESH_MS = 30_000;
+/** While a project is being served, how often its count in Redis is read (the CU other processes charged). */
+const SHARED_READ_MS = 250;
 
 const secondsUntilReset = (limits: PlanLimits, now: number) => Math.max(1, Math.ceil((period(limits.period, now).end - now) / 1000));
 /** After a failed refresh, how long the last known numbers serve before the next attempt. */
@@ -83,15 +93,33 @@ export function allowanceRefusal(limits: PlanLimits, usedCu: number, now: number
  * 00:00 UTC). Reads the project's stored usage once (the daily rollup: a month is at most 31 days of
  * rows per key, network and call), then counts locally and re-reads in the
  * background every 30 s, so the hot path only waits for the database on a project's first call.
+ *
+ * With `shared` limits, processes see each other's CU within moments instead of at the next
+ * read: while shared, Redis holds each project's CU of the period (started from the stored CU
+ * with SET NX, then every process adds what it charged, every REPORT_MS, without waiting), read in
+ * the background while the project is served. While local, each process counts what it charged
+ * times the live web processes (its share of what was left at the read).
  */
 export class QuotaTracker {
   private usage = new Map<string, Usage>();
+  /** Projects with CU not reported to Redis yet. */
+  private readonly toReport = new Set<string>();
+  private reporting?: NodeJS.Timeout;
   /** True from a failed refresh until one succeeds: the failure is logged once per streak. */
   private failing = false;
   private readonly log = componentLogger("quota");
 
   /** `clock`: wall-clock milliseconds (tests move it across a reset). */
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly shared?: SharedLimits,
+  ) {}
+
+  /** The CU the project used in the period, as far as this process knows. */
+  private used(u: Usage): number {
+    if (!this.shared) return u.stored + u.local;
+    return Math.max(u.stored + u.local * this.shared.share(), u.shared + u.unreported);
+  }
 
   /**
    * Throws EXCEEDED_QUOTA_LIMIT (with Retry-After: the seconds until the reset) when over, unless
@@ -106,13 +134,14 @@ export class QuotaTracker {
     const u = this.usage.get(projectId);
     const served = overageApplies(plan, overage);
     if (!u || u.periodStart !== start) {
-      const fresh: Usage = { periodStart: start, stored: 0, local: 0, refreshedAt: 0, retryAt: 0 };
+      const fresh: Usage = { periodStart: start, periodEnd: period(limits.period, now).end, stored: 0, local: 0, shared: 0, unreported: 0, sharedAt: 0, refreshedAt: 0, retryAt: 0 };
       this.usage.set(projectId, fresh);
       return this.refresh(projectId, fresh, now).then(() => {
         if (!served) this.enforce(fresh, limits, now);
       });
     }
     if (now - u.refreshedAt > REFRESH_MS && now >= u.retryAt && !u.refreshing) void this.refresh(projectId, u, now);
+    else if (this.shared && now - u.sharedAt > SHARED_READ_MS) this.readShared(projectId, u, now);
     if (!served) this.enforce(u, limits, now);
     return undefined;
   }
@@ -127,7 +156,7 @@ export class QuotaTracker {
     const now = at ?? this.clock();
     const u = this.usage.get(projectId);
     const current = u !== undefined && u.periodStart === period(limits.period, now).start;
-    const used = current ? u.stored + u.local : 0;
+    const used = current ? this.used(u) : 0;
     const reset = secondsUntilReset(limits, now);
     const cached = current ? u.headers : undefined;
     if (cached && cached.used === used && cached.reset === reset) return cached.values;
@@ -150,20 +179,84 @@ export class QuotaTracker {
     if (limits.allowanceCu === null || overageApplies(plan, overage)) return;
     const now = at ?? this.clock();
     const u = this.usage.get(projectId);
-    const used = u !== undefined && u.periodStart === period(limits.period, now).start ? u.stored + u.local : 0;
+    const used = u !== undefined && u.periodStart === period(limits.period, now).start ? this.used(u) : 0;
     const refusal = allowanceRefusal(limits, used, now, cu);
     if (refusal) throw refusal;
   }
 
   private enforce(u: Usage, limits: PlanLimits, now: number): void {
-    const refusal = allowanceRefusal(limits, u.stored + u.local, now);
+    const refusal = allowanceRefusal(limits, this.used(u), now);
     if (refusal) throw refusal;
   }
 
   add(projectId: string, cu: number): void {
     const u = this.usage.get(projectId);
-    if (u) u.local += cu;
+    if (!u) return;
+    u.local += cu;
+    if (this.shared?.mode !== "shared") return;
+    u.unreported += cu;
+    this.toReport.add(projectId);
+    this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
   }
+
+  /** The counter of the projects' CU in Redis, while limits are shared (its size and window are unused: every key is given its period's). */
+  private counter() {
+    return this.shared?.counter("quota", 1, 86_400);
+  }
+
+  /** A project's key for the period in Redis, and its life in seconds (to the period's end, and an hour). */
+  private static sharedKey(projectId: string, u: Usage, now: number): { key: string; ttlS: number } {
+    return { key: `${projectId}:${u.periodStart}`, ttlS: Math.ceil((u.periodEnd - now) / 1000) + 3_600 };
+  }
+
+  private readShared(projectId: string, u: Usage, now: number): void {
+    const counter = this.counter();
+    if (!counter) return;
+    u.sharedAt = now;
+    counter.get(QuotaTracker.sharedKey(projectId, u, now).key).then(
+      (res) => {
+        if (res) u.shared = Math.max(u.shared, res.consumedPoints);
+      },
+      (e: unknown) => this.shared!.refusal(e),
+    );
+  }
+
+  /** Starts the project's count in Redis from the stored CU, unless a process did already. */
+  private seedShared(projectId: string, u: Usage, now: number): void {
+    if (!this.counter()) return;
+    const { key, ttlS } = QuotaTracker.sharedKey(projectId, u, now);
+    this.shared!.seed("quota", key, u.stored, ttlS);
+    this.readShared(projectId, u, now);
+  }
+
+  private readonly sendReports = () => {
+    this.reporting = undefined;
+    const counter = this.counter();
+    const now = this.clock();
+    for (const projectId of this.toReport) {
+      const u = this.usage.get(projectId);
+      if (!u) continue;
+      const cu = u.unreported;
+      if (!counter) {
+        u.unreported = 0;
+        continue;
+      }
+      const { key, ttlS } = QuotaTracker.sharedKey(projectId, u, now);
+      counter
+        .penalty(key, Math.ceil(cu), { customDuration: ttlS })
+        .then(
+          (res) => {
+            u.shared = Math.max(u.shared, res.consumedPoints);
+          },
+          (e: unknown) => this.shared!.refusal(e),
+        )
+        .finally(() => {
+          // Counted in `shared` now, or lost with Redis (then the stored CU count it once flushed).
+          u.unreported = Math.max(0, u.unreported - cu);
+        });
+    }
+    this.toReport.clear();
+  };
 
   /** Re-reads the stored usage; on failure keeps the last known numbers (never rejects). */
   private refresh(projectId: string, u: Usage, now: number): Promise<void> {
@@ -176,6 +269,7 @@ export class QuotaTracker {
       u.stored = Number(rows[0]?.cu ?? 0);
       u.local = Math.max(0, u.local - localBefore);
       u.refreshedAt = now;
+      this.seedShared(projectId, u, now);
       if (this.failing) this.log.info("quota refresh recovered");
       this.failing = false;
     })()

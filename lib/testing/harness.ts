@@ -42,9 +42,10 @@ export interface TestGateway {
 /**
  * The public API server on a free port (no Next.js), with its own meter and request log (flushed
  * by the test). `now`: the gateway's wall clock for plan periods (a test moves it across a reset);
- * `limiter`: the CU-per-second limiter handed to the gateway instead of an in-memory one.
+ * `limiter`, `allowance`: the CU-per-second limiter and the allowance handed to the gateway instead
+ * of in-memory ones of its own.
  */
-export async function startTestGateway(options: Pick<HttpServerOptions, "trustedProxyHops" | "now" | "metering" | "limiter"> = {}): Promise<TestGateway> {
+export async function startTestGateway(options: Pick<HttpServerOptions, "trustedProxyHops" | "now" | "metering" | "limiter" | "allowance"> = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
   const requestLog = new RequestLog();

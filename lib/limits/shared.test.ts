@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { joinCluster, type ClusterMembership } from "@/lib/cluster/members";
+import { db } from "@/lib/db/client";
+import { limitsMode, setLimitsMode } from "@/lib/db/readiness";
+import { EVM_METHODS } from "@/lib/evm/methods";
+import { RateLimiter } from "@/lib/gateway/limits";
+import { QuotaTracker } from "@/lib/gateway/quota";
+import { PLANS } from "@/lib/plans";
+import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
+import { captureLogs } from "@/lib/testing/logs";
+import { startRedis, type TestRedis } from "@/lib/testing/redis";
+import { SharedLimits } from "./shared";
+
+// Two web processes of one cluster, in this test process: each gateway has its own limiter,
+// allowance and membership, and both share one real redis-server.
+let redis: TestRedis;
+const gateways: Array<{ gw: TestGateway; limits: SharedLimits; member?: ClusterMembership; logs: string[] }> = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  for (let i = 0; i < 2; i++) {
+    const { logger, messages } = captureLogs();
+    const entry: (typeof gateways)[number] = { gw: undefined!, limits: undefined!, logs: messages };
+    entry.limits = new SharedLimits({ redisUrl: redis.url, webProcesses: () => entry.member?.webProcesses() ?? 1, onMode: i === 0 ? setLimitsMode : undefined, logger, probeMs: 100 });
+    entry.gw = await startTestGateway({ limiter: new RateLimiter(entry.limits), allowance: new QuotaTracker(Date.now, entry.limits) });
+    gateways.push(entry);
+  }
+  for (const g of gateways) g.member = await joinCluster({ role: "web" });
+  for (const g of gateways) await g.member!.beat();
+  await vi.waitFor(() => expect(gateways.map((g) => g.limits.mode)).toEqual(["shared", "shared"]), { timeout: 5_000 });
+}, 120_000);
+
+afterAll(async () => {
+  for (const g of gateways) {
+    await g.member?.stop();
+    await g.limits.stop();
+    await g.gw.stop();
+  }
+  await redis?.stop();
+});
+
+const CHAIN_ID_CU = EVM_METHODS.eth_chainId!.cu;
+const BATCH = 10;
+
+/** A batch of BATCH eth_chainId calls: the CU of those served, those refused for the rate, and the answer's time. */
+async function batch(gw: TestGateway, key: string): Promise<{ servedCu: number; refused: number; retryAfter: string | null; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(`${gw.url}/node/ethereum-mainnet`, {
+    method: "POST",
+    headers: { "X-API-KEY": key, "Content-Type": "application/json" },
+    body: JSON.stringify(Array.from({ length: BATCH }, (_, id) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] }))),
+  });
+  const retryAfter = res.headers.get("retry-after");
+  const ms = performance.now() - started;
+  // Every item refused for the rate: the whole request is (429 TOO_MANY_REQUESTS).
+  if (res.status === 429) {
+    expect(await res.json()).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    return { servedCu: 0, refused: BATCH, retryAfter, ms };
+  }
+  const items = (await res.json()) as Array<{ result?: unknown; error?: { code: number } }>;
+  expect(res.status).toBe(200);
+  return {
+    servedCu: items.filter((i) => "result" in i).length * CHAIN_ID_CU,
+    refused: items.filter((i) => i.error?.code === -32005).length,
+    retryAfter,
+    ms,
+  };
+}
+
+/** Sends `cuPerSecond` of batches for `seconds`, alternating between `targets`; what was served, over how long. */
+async function load(targets: TestGateway[], key: string, cuPerSecond: number, seconds: number) {
+  const interval = (BATCH * CHAIN_ID_CU * 1000) / cuPerSecond;
+  const answers: Array<Promise<Awaited<ReturnType<typeof batch>>>> = [];
+  const started = performance.now();
+  for (let i = 0; performance.now() - started < seconds * 1000; i++) {
+    const due = started + i * interval;
+    if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+    answers.push(batch(targets[i % targets.length]!, key));
+  }
+  const all = await Promise.all(answers);
+  return { all, servedCu: all.reduce((n, a) => n + a.servedCu, 0), seconds: (performance.now() - started) / 1000 };
+}
+
+describe("limits shared through Redis", () => {
+  it("two gateways hold a project to its plan's CU per second together: at twice the rate, served CU stay within the rate plus one burst", async () => {
+    const p = await createTestProject("Shared rate", "DEVELOPER");
+    const rate = PLANS.DEVELOPER.cuPerSecond!;
+    const run = await load(
+      gateways.map((g) => g.gw),
+      p.apiKey,
+      2 * rate,
+      4,
+    );
+    expect(run.servedCu).toBeLessThanOrEqual(1.05 * rate * run.seconds + rate);
+    // Held to the shared rate, not starved below it.
+    expect(run.servedCu).toBeGreaterThanOrEqual(0.8 * rate * run.seconds);
+    const refused = run.all.find((a) => a.refused > 0);
+    expect(refused?.retryAfter).toBe("1");
+  });
+
+  it("two gateways share a project's allowance: once it is used up through one, the other refuses after at most one call more", async () => {
+    const p = await createTestProject("Shared allowance");
+    const allowance = PLANS.FREE.allowanceCu!;
+    const left = 10 * CHAIN_ID_CU;
+    const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
+    const now = new Date();
+    await db().usageDay.create({
+      data: { projectId: p.projectId, keyId: key.id, network: "ethereum-mainnet", api: "node", endpoint: "eth_chainId", day: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())), cu: BigInt(allowance - left), requests: 1 },
+    });
+    const call = async (gw: TestGateway) => {
+      const res = await fetch(`${gw.url}/node/ethereum-mainnet`, { method: "POST", headers: { "X-API-KEY": p.apiKey, "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const [a, b] = gateways.map((g) => g.gw) as [TestGateway, TestGateway];
+    let served = 0;
+    expect(await call(b)).toBe(200);
+    served++;
+    for (let status = await call(a); status === 200; status = await call(a)) served++;
+    // B last read the count in Redis as A began. A client of B calling some time later is served
+    // once more at most: B reads the count again, in the background, once it is a quarter second old.
+    const later = async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      return call(b);
+    };
+    for (let status = await later(); status === 200; status = await later()) served++;
+    // Each gateway alone would serve the 10 calls left: 20 together.
+    expect(served).toBeLessThanOrEqual(12);
+    expect(served).toBeGreaterThanOrEqual(10);
+  });
+
+  it("while Redis is frozen, requests are answered at once, each gateway enforces its share (limits: local), and shared limits come back by themselves", async () => {
+    const p = await createTestProject("Redis frozen", "DEVELOPER");
+    const rate = PLANS.DEVELOPER.cuPerSecond!;
+    const logged = gateways.map((g) => g.logs.length);
+    redis.freeze();
+    try {
+      // Answered without waiting on Redis, before and after the limits notice it is gone.
+      for (let i = 0; i < 3; i++) expect((await batch(gateways[0]!.gw, p.apiKey)).ms).toBeLessThan(1_000);
+      await expect.poll(() => gateways.map((g) => g.limits.mode), { timeout: 5_000 }).toEqual(["local", "local"]);
+      expect(limitsMode()).toBe("local");
+      // Said once, however many calls and probes fail meanwhile.
+      gateways.forEach((g, i) => expect(g.logs.slice(logged[i])).toEqual([expect.stringMatching(/^limits: local \(Redis unreachable: Command timed out\)/)]));
+
+      const other = await createTestProject("Redis frozen, load", "DEVELOPER");
+      const processes = gateways[0]!.member!.webProcesses();
+      expect(processes).toBeGreaterThanOrEqual(2);
+      expect(gateways[0]!.limits.share()).toBe(processes);
+      const run = await load([gateways[0]!.gw], other.apiKey, rate, 2);
+      const share = rate / processes;
+      expect(run.servedCu).toBeLessThanOrEqual(1.05 * share * run.seconds + share);
+      expect(run.all.every((a) => a.ms < 1_000)).toBe(true);
+    } finally {
+      redis.thaw();
+    }
+    await expect.poll(() => gateways.map((g) => g.limits.mode), { timeout: 5_000 }).toEqual(["shared", "shared"]);
+    expect(limitsMode()).toBe("shared");
+    gateways.forEach((g, i) => expect(g.logs.slice(logged[i])).toEqual([expect.stringMatching(/^limits: local/), "limits: shared"]));
+    expect(gateways[0]!.limits.share()).toBe(1);
+    expect((await batch(gateways[1]!.gw, p.apiKey)).servedCu).toBe(BATCH * CHAIN_ID_CU);
+  });
+});
