@@ -7,13 +7,12 @@
  */
 import { startService } from "@/lib/runtime";
 import { startHttpServer } from "@/lib/server";
-import { meter } from "@/lib/usage/meter";
 
 async function main(): Promise<void> {
   const offPort = Number(process.env.OFF_PORT);
   if (!Number.isInteger(offPort) || offPort <= 0) throw new Error("OFF_PORT must be a port number");
   const service = await startService({ withNext: false });
-  const off = await startHttpServer({ host: "127.0.0.1", port: offPort, meter: meter(), metering: false });
+  const off = await startHttpServer({ host: "127.0.0.1", port: offPort, meter: service.services.meter, metering: false });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

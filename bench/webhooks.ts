@@ -32,11 +32,11 @@ import { createPublicClient, createTestClient, createWalletClient, http, pad, ty
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
-import { configureEvmBackends } from "@/lib/evm/backends";
 import { DEVNET_CONTRACTS, Emitter } from "@/lib/evm/devnet/contracts";
 import { spawnAnvil } from "@/lib/evm/testing";
 import { configureNetworks, networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
+import { services } from "@/lib/services";
 import { freePort } from "@/lib/testing/ports";
 import { UsageMeter } from "@/lib/usage/meter";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
@@ -158,7 +158,7 @@ export async function webhooksBench(argv: string[]): Promise<number> {
   const anvil = await spawnAnvil({ chainId: CHAIN_ID });
   cleanup.add("stop anvil", () => anvil.stop());
   configureNetworks({ UPSTREAM_OPTIMISM_SEPOLIA: anvil.url });
-  configureEvmBackends({ blockTimeMs: 1000 });
+  services().evm.configure({ blockTimeMs: 1000 });
   const network = networkBySlug(SLUG)!;
   const transport = http(anvil.url);
   const pub = createPublicClient({ transport, pollingInterval: 50 });

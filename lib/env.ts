@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import path from "node:path";
 import { z } from "zod";
 import { parseUpstreams } from "@/lib/network-definitions";
+import { perProcess } from "@/lib/per-process";
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -323,15 +324,16 @@ export function prepareNextEnv(dev: boolean): void {
   if (!dev) (process.env as Record<string, string>).NODE_ENV ??= "production";
 }
 
-const globalForEnv = globalThis as unknown as { __blockgateEnv?: Env; __blockgateDatabaseUrl?: string; __blockgateProxied?: boolean };
+// Per process (lib/per-process.ts): the Next.js bundles read what the launcher loaded.
+const state = perProcess("env", (): { env?: Env; databaseUrl?: string; proxied?: boolean } => ({}));
 
 /**
  * The validated configuration of this process, read once. The launcher calls loadEnv() at
- * start-up; the Next.js bundle in the same process shares the result through globalThis.
+ * start-up; the Next.js bundle in the same process shares the result.
  */
 export function getEnv(): Env {
-  globalForEnv.__blockgateEnv ??= parseEnv();
-  return globalForEnv.__blockgateEnv;
+  state.env ??= parseEnv();
+  return state.env;
 }
 
 /**
@@ -350,24 +352,24 @@ export function loadEnv(): Env {
 
 /** Forgets the configuration read so far: the next getEnv() reads the environment again (tests that change it). */
 export function resetEnv(): void {
-  globalForEnv.__blockgateEnv = undefined;
-  globalForEnv.__blockgateDatabaseUrl = undefined;
-  globalForEnv.__blockgateProxied = undefined;
+  state.env = undefined;
+  state.databaseUrl = undefined;
+  state.proxied = undefined;
 }
 
 /**
  * Whether webhook URLs may reach private addresses now: WEBHOOK_ALLOW_PRIVATE_URLS, whose local
- * default ends once a request came through a reverse proxy. Kept per process (on globalThis, so the
- * Next.js bundle sees it too); each web process of a cluster ends it on its own first such request.
+ * default ends once a request came through a reverse proxy. Kept per process (the Next.js bundle
+ * sees it too); each web process of a cluster ends it on its own first such request.
  */
 export function webhookPrivateUrlsAllowed(env: Env = getEnv()): boolean {
-  return env.WEBHOOK_ALLOW_PRIVATE_URLS && !(env.webhookPrivateUrlsByDefault && globalForEnv.__blockgateProxied === true);
+  return env.WEBHOOK_ALLOW_PRIVATE_URLS && !(env.webhookPrivateUrlsByDefault && state.proxied === true);
 }
 
 /** Records that a request came through a reverse proxy. True when that ended private webhook URLs allowed by the local default (the caller says so). */
 export function requestCameThroughProxy(): boolean {
-  if (globalForEnv.__blockgateProxied === true) return false;
-  globalForEnv.__blockgateProxied = true;
+  if (state.proxied === true) return false;
+  state.proxied = true;
   return getEnv().webhookPrivateUrlsByDefault;
 }
 
@@ -376,10 +378,10 @@ export function requestCameThroughProxy(): boolean {
  * DATABASE_URL is unset), else DATABASE_URL.
  */
 export function databaseUrl(): string | undefined {
-  return globalForEnv.__blockgateDatabaseUrl ?? getEnv().DATABASE_URL;
+  return state.databaseUrl ?? getEnv().DATABASE_URL;
 }
 
 /** Records the database the launcher started or connected to, for every part of this process. */
 export function setDatabaseUrl(url: string): void {
-  globalForEnv.__blockgateDatabaseUrl = url;
+  state.databaseUrl = url;
 }

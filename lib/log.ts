@@ -8,6 +8,7 @@ import pino, { type Logger, type LoggerOptions } from "pino";
 import pretty from "pino-pretty";
 import { logSettings } from "@/lib/env";
 import { KEY_IN_TEXT, KEY_PREFIX } from "@/lib/keys/secret";
+import { perProcess } from "@/lib/per-process";
 
 export type { Logger };
 
@@ -80,12 +81,18 @@ function createLogger(): Logger {
   return pino(options);
 }
 
-const g = globalThis as unknown as { __blockgateLogger?: Logger };
+// Per process (lib/per-process.ts): the server, the workers and the Next.js bundles write through one logger.
+const root = perProcess("log", (): { logger?: Logger } => ({}));
 
 /** The root logger (one per process, shared by the server, the workers and the Next.js bundle). */
 export function logger(): Logger {
-  g.__blockgateLogger ??= createLogger();
-  return g.__blockgateLogger;
+  root.logger ??= createLogger();
+  return root.logger;
+}
+
+/** Makes `logger` this process's root logger: for tests that read what the process logs. */
+export function setRootLogger(logger: Logger): void {
+  root.logger = logger;
 }
 
 /** A child logger for one part of the service: every line carries `component` and the given fields. */

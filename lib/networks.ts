@@ -6,6 +6,7 @@
 import type { ClientNetwork } from "@/lib/chains/descriptor";
 import { getEnv } from "@/lib/env";
 import { NETWORK_DEFINITIONS, parseUpstreams, upstreamVariable, type NetworkDefinition } from "@/lib/network-definitions";
+import { perProcess } from "@/lib/per-process";
 
 export { upstreamVariable, type EventType, type NetworkDefinition } from "@/lib/network-definitions";
 
@@ -36,21 +37,27 @@ export function buildCatalog(source: Readonly<Record<string, string | undefined>
   return catalogFrom(upstreams);
 }
 
-const globalForCatalog = globalThis as unknown as { __blockgateCatalog?: readonly Network[] };
+// Per process (lib/per-process.ts): the catalog a test configured is the one its server's Next.js bundle sees.
+const catalog = perProcess("networks", (): { networks?: readonly Network[] } => ({}));
 
 /**
  * Replaces the catalog with one built from the given variables: for tests that point a network at
  * their own upstream.
  */
 export function configureNetworks(source: Readonly<Record<string, string | undefined>>): readonly Network[] {
-  globalForCatalog.__blockgateCatalog = buildCatalog(source);
-  return globalForCatalog.__blockgateCatalog;
+  catalog.networks = buildCatalog(source);
+  return catalog.networks;
 }
 
 /** The catalog of this process, from the configuration (UPSTREAM_* validated by lib/env.ts). */
 export function networks(): readonly Network[] {
-  globalForCatalog.__blockgateCatalog ??= catalogFrom(getEnv().UPSTREAMS);
-  return globalForCatalog.__blockgateCatalog;
+  catalog.networks ??= catalogFrom(getEnv().UPSTREAMS);
+  return catalog.networks;
+}
+
+/** Adds networks to the catalog: for tests that serve private copies of catalog networks. */
+export function addNetworks(...extra: Network[]): void {
+  catalog.networks = [...networks(), ...extra];
 }
 
 export function networkBySlug(slug: string): Network | undefined {

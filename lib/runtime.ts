@@ -13,10 +13,8 @@ import { families, familyOf } from "@/lib/chains/registry";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
-import { keyVerifier } from "@/lib/keys/verifier";
 import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
-import { meter } from "@/lib/usage/meter";
-import { requestLog } from "@/lib/usage/request-log";
+import { createServices, installServices, type Services } from "@/lib/services";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
 
@@ -35,6 +33,8 @@ export interface Service {
   url: string | undefined;
   databaseUrl: string;
   embeddedDatabase: boolean;
+  /** What this process's parts were handed (and what its Next.js bundle reads through lib/services.ts). */
+  services: Services;
   stop(): Promise<void>;
 }
 
@@ -47,10 +47,11 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
 }
 
 /**
- * Starts everything one process runs: database (embedded when DATABASE_URL is unset), migrations,
- * the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker: chain followers,
- * webhook delivery). stop() shuts down
- * in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
+ * The composition root. Starts everything one process runs: database (embedded when DATABASE_URL
+ * is unset), migrations, the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
+ * chain followers, webhook delivery). Builds the process's services (lib/services.ts) once and hands
+ * them to what it starts; installs them for the code Next.js runs, which cannot be handed them.
+ * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
  * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
@@ -62,8 +63,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const stops: Array<() => Promise<void>> = [];
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
-  const usage = meter();
-  const requests = requestLog();
+  const services = installServices(createServices(env));
+  const { meter: usage, requestLog: requests } = services;
   const shutdown = async () => {
     try {
       await http?.close();
@@ -82,12 +83,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const applied = await applyMigrations(database.url);
     if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
     setExpectedMigrations(await listMigrations());
-    const invalidations = keyVerifier().listen(database.url);
+    const invalidations = services.keyVerifier.listen(database.url);
     stops.push(() => invalidations.stop());
     const member = await joinCluster({ role: env.ROLE });
     stops.push(() => member.stop());
     // What the chain families run (indexers, devnets), each in the processes of its role.
-    const context = { env, databaseUrl: database.url, logger: log };
+    const context = { env, databaseUrl: database.url, logger: log, services };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);
     const startWorkers = (role: ProcessRole) => {
       for (const w of workers) {
@@ -114,6 +115,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       http = await startHttpServer({
         host: env.HOST,
         port: env.PORT,
+        keys: services.keyVerifier,
         meter: usage,
         limiter: new RateLimiter(limits),
         allowance: new QuotaTracker(Date.now, limits),
@@ -146,6 +148,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     url: http?.url,
     databaseUrl: database.url,
     embeddedDatabase: database.embedded,
+    services,
     stop: () => (stopping ??= shutdown()),
   };
 }

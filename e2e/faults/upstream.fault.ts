@@ -7,11 +7,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configureEvmBackends } from "@/lib/evm/backends";
 import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { UPSTREAM_TIMEOUT_MS } from "@/lib/evm/upstream";
 import { INTERNAL_ERROR } from "@/lib/jsonrpc/errors";
 import { configureNetworks } from "@/lib/networks";
+import { services } from "@/lib/services";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 
 const SLUG = "polygon-amoy";
@@ -80,7 +80,7 @@ async function balance(): Promise<{ status: number; body: { result?: string; err
 
 beforeAll(async () => {
   gw = await startTestGateway();
-  configureEvmBackends({ blockTimeMs: 1000, batchMax: 50 });
+  services().evm.configure({ blockTimeMs: 1000, batchMax: 50 });
   ({ apiKey: key } = await createTestProject("Upstream faults", "ENTERPRISE"));
   healthy = await spawnAnvil({ chainId: CHAIN_ID });
   const set = await fetch(healthy.url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [marker, "0x7"] }) });

@@ -6,10 +6,11 @@ import { databaseOutage } from "@/lib/db/outage";
 import { faultProxyDatabase } from "@/lib/testing/fault-proxy";
 import { uniqueEmail } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
+import { setRootLogger } from "@/lib/log";
 
 // The console's API reaches PostgreSQL through a proxy that can refuse every connection.
 const logs = captureLogs();
-(globalThis as unknown as { __blockgateLogger?: unknown }).__blockgateLogger = logs.logger;
+setRootLogger(logs.logger);
 const { proxy } = faultProxyDatabase();
 
 const PASSWORD = "a long enough password";

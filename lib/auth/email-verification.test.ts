@@ -11,10 +11,11 @@ import { connectTestDatabase, uniqueEmail } from "@/lib/testing/harness";
 import { freePort } from "@/lib/testing/ports";
 import { pendingVerification, RESEND_LIMIT, resendVerificationEmail, verifyEmail, VERIFICATION_LINK_TTL_MS } from "./email-verification";
 import { signUp, upsertGithubUser } from "./users";
+import { setRootLogger } from "@/lib/log";
 
 // Everything this process logs (the process logger is created on first use).
 const logs = captureLogs();
-(globalThis as { __blockgateLogger?: unknown }).__blockgateLogger = logs.logger;
+setRootLogger(logs.logger);
 
 /** A real SMTP server on loopback that takes mail from one account, and what it received. */
 interface Received {

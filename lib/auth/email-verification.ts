@@ -5,6 +5,7 @@ import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { mailEnabled, mailServer, noteMailDisabled, sendMail } from "@/lib/mail";
+import { perProcess } from "@/lib/per-process";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
 
 /**
@@ -22,8 +23,8 @@ export const RESEND_LIMIT: BucketLimit = { burst: 3, refillMs: 10 * 60_000 };
 /** 32 random bytes, base64url. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-const g = globalThis as unknown as { __blockgateVerificationMail?: TokenBuckets };
-const sends = (g.__blockgateVerificationMail ??= new TokenBuckets(RESEND_LIMIT));
+// Per process (lib/per-process.ts): the route handler and the server actions count the same sends.
+const sends = perProcess("verification-mail", () => new TokenBuckets(RESEND_LIMIT));
 
 const log = () => componentLogger("auth");
 

@@ -4,6 +4,7 @@ import GitHubProvider from "next-auth/providers/github";
 import { clientIp } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { databaseUnavailable } from "@/lib/errors";
+import { perProcess } from "@/lib/per-process";
 import { inputError, MESSAGE_ONLY } from "@/lib/validation";
 import { signInSchema } from "./schema";
 import { activeSession, endSession, SESSION_MAX_AGE_S, sessionCookieName, sessionIdOf, startSession } from "./session";
@@ -39,7 +40,8 @@ export function githubEnabled(): boolean {
   return Boolean(GITHUB_ID && GITHUB_SECRET);
 }
 
-const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
+// Per process (lib/per-process.ts): built once, from the configuration, whichever bundle asks first.
+const built = perProcess("auth-options", (): { options?: NextAuthOptions } => ({}));
 
 /**
  * next-auth configuration: a JWT in an httpOnly cookie (Secure when PUBLIC_URL is https) that names
@@ -47,7 +49,7 @@ const g = globalThis as unknown as { __blockgateAuthOptions?: NextAuthOptions };
  */
 export function authOptions(): NextAuthOptions {
   const secure = getEnv().PUBLIC_URL.startsWith("https://");
-  g.__blockgateAuthOptions ??= {
+  built.options ??= {
     secret: getEnv().NEXTAUTH_SECRET,
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
     // next-auth decides from NEXTAUTH_URL, which an operator may set apart from PUBLIC_URL.
@@ -92,5 +94,5 @@ export function authOptions(): NextAuthOptions {
       },
     },
   };
-  return g.__blockgateAuthOptions;
+  return built.options;
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { constantTimeEqual, deriveKey } from "@/lib/crypto";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { perProcess } from "@/lib/per-process";
 import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 import { solves } from "./proof-of-work";
 
@@ -62,9 +63,8 @@ export class SpentChallenges {
   }
 }
 
-// On globalThis: the route handler and the form's server action are bundled apart and must share it.
-const g = globalThis as unknown as { __blockgateSpentChallenges?: SpentChallenges };
-const spent = (g.__blockgateSpentChallenges ??= new SpentChallenges());
+// Per process (lib/per-process.ts): the route handler and the form's server action are bundled apart and must share it.
+const spent = perProcess("spent-challenges", () => new SpentChallenges());
 
 /** What a sign-up sends with a proof: the challenge as issued and the nonce that solves it. */
 export const proofSchema = z.object({

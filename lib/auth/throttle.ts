@@ -2,6 +2,7 @@ import { clientKey, networkKey } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { componentLogger } from "@/lib/log";
+import { perProcess } from "@/lib/per-process";
 import { FailureBackoff, retryAfterSeconds, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
 import { issueChallenge, spendProof } from "./sign-up-challenge";
 
@@ -68,16 +69,16 @@ interface Limiters {
   signUpsOverBudget: boolean;
 }
 
-// On globalThis: Next.js bundles route handlers and server actions separately, and both must
-// count against the same limits. Made at first use, once the configuration is loaded. Per
-// process, like every limit of lib/rate-limit.ts: several web processes each count their own.
-const g = globalThis as unknown as { __blockgateAuthLimits?: Limiters };
+// Per process (lib/per-process.ts): Next.js bundles route handlers and server actions separately,
+// and both must count against the same limits. Made at first use, once the configuration is loaded.
+// Per process, like every limit of lib/rate-limit.ts: several web processes each count their own.
+const held = perProcess("auth-limits", (): { limits?: Limiters } => ({}));
 
 function limits(): Limiters {
-  if (g.__blockgateAuthLimits) return g.__blockgateAuthLimits;
+  if (held.limits) return held.limits;
   const env = getEnv();
   const budget = signUpBudget(env.SIGN_UP_FREE_PER_HOUR);
-  return (g.__blockgateAuthLimits = {
+  return (held.limits = {
     signInPair: new FailureBackoff(SIGN_IN_PAIR),
     signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
     signUpAddress: new TokenBuckets(signUpPerAddress(env.SIGN_UP_PER_ADDRESS_PER_HOUR)),

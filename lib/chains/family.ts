@@ -10,6 +10,7 @@ import type { Mount } from "@/lib/gateway/types";
 import type { Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import type { ChainSource } from "@/lib/webhooks/engine/source";
+import type { Services } from "@/lib/services";
 import type { ClientFamily } from "./descriptor";
 
 /**
@@ -28,6 +29,8 @@ export interface FamilyContext {
   databaseUrl: string;
   /** The runtime's logger: a family logs through children of it. */
   logger: Logger;
+  /** The process's services (lib/services.ts), those its gateway and console use. */
+  services: Services;
 }
 
 export interface Stoppable {

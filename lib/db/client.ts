@@ -1,6 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { databaseUrl, getEnv } from "@/lib/env";
+import { perProcess } from "@/lib/per-process";
 import { PrismaClient } from "./generated/client";
 
 export type { Prisma } from "./generated/client";
@@ -21,12 +22,14 @@ function createClient(): PrismaClient {
 
 type Client = ReturnType<typeof createClient>;
 
-// One client per process: the launcher, the gateway and the Next.js bundle share it.
-const globalForDb = globalThis as unknown as { __blockgateDb?: Client; __blockgatePublicDb?: Client; __blockgateRawPool?: pg.Pool };
+// One set of pools per process (lib/per-process.ts): the launcher, the gateway, the workers and the
+// Next.js bundles share them. Opened on first use, once the launcher recorded the database
+// (setDatabaseUrl); closed by disconnectDb, after which the next use opens them again.
+const pools = perProcess("db", (): { db?: Client; publicDb?: Client; rawPool?: pg.Pool } => ({}));
 
 export function db(): Client {
-  globalForDb.__blockgateDb ??= createClient();
-  return globalForDb.__blockgateDb;
+  pools.db ??= createClient();
+  return pools.db;
 }
 
 /**
@@ -48,9 +51,9 @@ export const PUBLIC_PLANNER_SETTINGS = { join_collapse_limit: 4, from_collapse_l
  * and PUBLIC_PLANNER_SETTINGS, so no query's planning grows steeply with its conditions.
  */
 export function publicDb(): Client {
-  if (!globalForDb.__blockgatePublicDb) {
+  if (!pools.publicDb) {
     const env = getEnv();
-    globalForDb.__blockgatePublicDb = new PrismaClient({
+    pools.publicDb = new PrismaClient({
       adapter: new PrismaPg({
         connectionString: requiredDatabaseUrl(),
         max: env.DATABASE_PUBLIC_POOL_SIZE,
@@ -63,7 +66,7 @@ export function publicDb(): Client {
       omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
     });
   }
-  return globalForDb.__blockgatePublicDb;
+  return pools.publicDb;
 }
 
 /** Whether a database error is PostgreSQL cancelling a statement for its statement_timeout (SQLSTATE 57014). */
@@ -84,16 +87,16 @@ export function isStatementTimeout(e: unknown): boolean {
  * for one statement or one short transaction at a time.
  */
 export function rawPool(): pg.Pool {
-  if (!globalForDb.__blockgateRawPool) {
+  if (!pools.rawPool) {
     const pool = new pg.Pool({ connectionString: requiredDatabaseUrl(), max: 4, allowExitOnIdle: true });
     // A connection dropped by the server (a restart, a crash) must not crash the process: idle, the
     // pool hears of it; checked out, node-postgres fails the query and also emits "error" on the
     // client, which needs a listener of its own.
     pool.on("error", () => undefined);
     pool.on("connect", (client) => client.on("error", () => undefined));
-    globalForDb.__blockgateRawPool = pool;
+    pools.rawPool = pool;
   }
-  return globalForDb.__blockgateRawPool;
+  return pools.rawPool;
 }
 
 /** A node-postgres connection, alone or inside rawTransaction. */
@@ -120,11 +123,7 @@ export async function rawTransaction<T>(work: (client: pg.PoolClient) => Promise
 }
 
 export async function disconnectDb(): Promise<void> {
-  const client = globalForDb.__blockgateDb;
-  const publicClient = globalForDb.__blockgatePublicDb;
-  const pool = globalForDb.__blockgateRawPool;
-  globalForDb.__blockgateDb = undefined;
-  globalForDb.__blockgatePublicDb = undefined;
-  globalForDb.__blockgateRawPool = undefined;
+  const { db: client, publicDb: publicClient, rawPool: pool } = pools;
+  pools.db = pools.publicDb = pools.rawPool = undefined;
   await Promise.all([client?.$disconnect(), publicClient?.$disconnect(), pool?.end()]);
 }

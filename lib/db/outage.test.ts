@@ -16,10 +16,11 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded";
 import { applyMigrations } from "./migrate";
 import { isDatabaseUnreachable } from "./outage";
+import { setRootLogger } from "@/lib/log";
 
 // This suite kills its own PostgreSQL: it runs one of its own, not the run's shared one.
 const logs = captureLogs();
-(globalThis as unknown as { __blockgateLogger?: unknown }).__blockgateLogger = logs.logger;
+setRootLogger(logs.logger);
 const pgLog: string[] = [];
 
 let scratch: string;

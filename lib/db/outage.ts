@@ -6,6 +6,7 @@
 import pg from "pg";
 import { databaseUrl } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
+import { perProcess } from "@/lib/per-process";
 
 /** Seconds a client is told to wait (Retry-After) while the database is unreachable. */
 export const OUTAGE_RETRY_AFTER_S = 5;
@@ -46,19 +47,17 @@ interface OutageState {
   probe: NodeJS.Timeout | undefined;
 }
 
-// On globalThis: the gateway and the Next.js bundle in one process share one outage.
-const g = globalThis as unknown as { __blockgateDbOutage?: OutageState };
-const state = (): OutageState => (g.__blockgateDbOutage ??= { since: undefined, probe: undefined });
+// Per process (lib/per-process.ts): the gateway and the Next.js bundles share one outage.
+const outage = perProcess("db-outage", (): OutageState => ({ since: undefined, probe: undefined }));
 
 /** Whether this process has seen the database unreachable and not yet seen it answer again. */
 export function databaseOutage(): { since: Date } | undefined {
-  const s = state();
-  return s.since === undefined ? undefined : { since: new Date(s.since) };
+  return outage.since === undefined ? undefined : { since: new Date(outage.since) };
 }
 
 /** Notes a request that failed because the database is unreachable: logs the outage's start once and probes until it ends. */
 export function reportDatabaseUnreachable(e: unknown): void {
-  const s = state();
+  const s = outage;
   if (s.since !== undefined) return;
   s.since = Date.now();
   const log = componentLogger("database");

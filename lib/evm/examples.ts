@@ -6,7 +6,8 @@
 import { encodeFunctionData, getAddress, isAddress, type Address, type Hex } from "viem";
 import { AppError } from "@/lib/errors";
 import type { Network } from "@/lib/networks";
-import { NoBackend, poolFor } from "./backends";
+import { services } from "@/lib/services";
+import { NoBackend } from "./backends";
 import { BlockgateToken, DEVNET_CONTRACTS, devnetContractAddresses } from "./devnet/contracts";
 import type { EvmUpstream } from "./upstream";
 
@@ -101,7 +102,7 @@ async function devnetToken(pool: EvmUpstream): Promise<EvmExamples["token"]> {
 export async function evmExamples(network: Network): Promise<EvmExamples> {
   const source = network.source.kind;
   try {
-    const pool = await poolFor(network);
+    const pool = await services().evm.poolFor(network);
     const [{ block, txHash }, token] = await Promise.all([latestWithTx(pool), source === "devnet" ? devnetToken(pool) : Promise.resolve(null)]);
     const miner = block?.miner && isAddress(block.miner) ? getAddress(block.miner) : null;
     return {

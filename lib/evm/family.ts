@@ -5,7 +5,6 @@
 import path from "node:path";
 import type { ChainFamily, FamilyContext, Stoppable } from "@/lib/chains/family";
 import { errorMessage, type Logger } from "@/lib/log";
-import { configureEvmBackends } from "./backends";
 import { AnvilSupervisor, type DevnetStarted } from "./devnet/anvil";
 import { startTrafficGenerator } from "./devnet/traffic";
 import { evmExamples } from "./examples";
@@ -30,10 +29,10 @@ function startTraffic(log: Logger) {
 }
 
 /**
- * Where the node endpoint's requests go (lib/evm/backends.ts): upstream nodes, or with devnets on
+ * Where the node endpoint's requests go (the process's EvmBackends): upstream nodes, or with devnets on
  * an anvil per network, started on first use with its traffic generator.
  */
-function startBackends({ env, logger }: FamilyContext): Stoppable {
+function startBackends({ env, logger, services }: FamilyContext): Stoppable {
   const log = logger.child({ component: "evm-devnet" });
   const supervisor =
     env.DEVNETS === "on"
@@ -45,7 +44,7 @@ function startBackends({ env, logger }: FamilyContext): Stoppable {
           onStarted: startTraffic(log),
         })
       : undefined;
-  configureEvmBackends({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, batchMax: env.UPSTREAM_BATCH_MAX });
+  services.evm.configure({ supervisor, blockTimeMs: env.EVM_BLOCK_TIME_S * 1000, batchMax: env.UPSTREAM_BATCH_MAX });
   return { stop: async () => supervisor?.stopAll() };
 }
 

@@ -2,7 +2,8 @@ import type { Endpoint, GatewayContext, GatewayResponse, Mount } from "@/lib/gat
 import { chargeItem, failure, parseBody, refuseBody, type Answer, type Body, type Dialect } from "@/lib/jsonrpc/envelope";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import { INTERNAL_ERROR, InvalidRequest, METHOD_NOT_FOUND, RpcError, type ErrorObject, type Id } from "@/lib/jsonrpc/errors";
-import { headCacheMs, NoBackend, poolFor } from "./backends";
+import { services } from "@/lib/services";
+import { NoBackend } from "./backends";
 import { EVM_METHODS, refusal, type MethodInfo } from "./methods";
 import { UpstreamUnavailable, type NodeAnswer } from "./upstream";
 
@@ -74,9 +75,10 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
       answers[j.slot] = internalFailure(j.id, message);
     }
   };
+  const backends = services().evm;
   let byId: Array<NodeAnswer | undefined>;
   try {
-    const pool = await poolFor(ctx.network);
+    const pool = await backends.poolFor(ctx.network);
     const job = jobs[0]!;
     if (jobs.length === 1 && !job.info.write && !job.info.alone) {
       byId = [await pool.call(job.method, job.params)];
@@ -112,7 +114,7 @@ async function forward(ctx: GatewayContext, jobs: Job[], answers: Answer[]): Pro
       return;
     }
     ctx.meter(job.method, job.info.cu, false);
-    if (headCached) headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + headCacheMs(ctx.network) });
+    if (headCached) headCache.set(`${ctx.network.slug}:${job.method}`, { value: answer.result, expires: performance.now() + backends.headCacheMs(ctx.network) });
     answers[job.slot] = { jsonrpc: "2.0", id: job.id, result: answer.result };
   });
 }

@@ -11,7 +11,7 @@ import pino from "pino";
 import { networkBySlug } from "@/lib/networks";
 import { DEFAULT_UPSTREAM_BATCH_MAX } from "@/lib/env";
 import { freeLowPort } from "@/lib/testing/ports";
-import { configureEvmBackends } from "./backends";
+import { services } from "@/lib/services";
 import { AnvilSupervisor, anvilBinary } from "./devnet/anvil";
 import { startTrafficGenerator, type TrafficGenerator } from "./devnet/traffic";
 
@@ -119,7 +119,7 @@ export async function startTestDevnets(opts: { blockTimeSec?: number; trafficInt
   const upstreamLogs: UpstreamLogLine[] = [];
   const logger = pino({ base: undefined, timestamp: false, formatters: { level: (label) => ({ level: label }) } }, { write: (line: string) => void upstreamLogs.push(JSON.parse(line) as UpstreamLogLine) });
   // Single calls are batched upstream as the launcher does by default (UPSTREAM_BATCH_MAX).
-  configureEvmBackends({ supervisor, blockTimeMs: blockTimeSec * 1000, batchMax: opts.batchMax ?? DEFAULT_UPSTREAM_BATCH_MAX, logger });
+  services().evm.configure({ supervisor, blockTimeMs: blockTimeSec * 1000, batchMax: opts.batchMax ?? DEFAULT_UPSTREAM_BATCH_MAX, logger });
   const network = (slug: string) => {
     const n = networkBySlug(slug);
     if (!n) throw new Error(`no network ${slug}`);

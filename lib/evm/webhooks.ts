@@ -18,7 +18,8 @@
 import { finalityDepthOf, type Network } from "@/lib/networks";
 import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher, type RangeMatch } from "@/lib/webhooks/engine/source";
 import type { LogCondition, WebhookEventType } from "@/lib/webhooks/types";
-import { NoBackend, poolFor } from "./backends";
+import { services } from "@/lib/services";
+import { NoBackend } from "./backends";
 import { UpstreamUnavailable, type EvmUpstream } from "./upstream";
 
 /** A log as eth_getLogs answers it. */
@@ -256,7 +257,7 @@ class Recent<V> {
 }
 
 export interface EvmSourceOptions {
-  /** The nodes to ask; default poolFor(network). */
+  /** The nodes to ask; default the process's (lib/services.ts). */
   upstream?: () => Promise<EvmUpstream>;
 }
 
@@ -273,7 +274,7 @@ export class EvmChainSource implements ChainSource {
     opts: EvmSourceOptions = {},
   ) {
     this.finalityDepth = finalityDepthOf(network);
-    this.upstream = opts.upstream ?? (() => poolFor(network));
+    this.upstream = opts.upstream ?? (() => services().evm.poolFor(network));
   }
 
   /** One JSON-RPC call; a JSON-RPC error, or no node to ask (none answering, none configured), becomes a ChainSourceError. */

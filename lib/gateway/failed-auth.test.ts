@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { db } from "@/lib/db/client";
 import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { createTestProject, startTestGateway, withDeadDatabase, type TestGateway } from "@/lib/testing/harness";
 import { FAILED_AUTH_LIMIT } from "./router";
 
@@ -55,12 +55,12 @@ async function throttle(address: string) {
 describe("failed authentication per client address", () => {
   it("costs 1,000 made-up keys from one address only the burst of database lookups; the rest answer 429 with Retry-After", async () => {
     const address = "198.51.100.7";
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     const answers: Awaited<ReturnType<typeof send>>[] = [];
     // 20 waves of 50 at once: the limit holds under concurrency too.
     for (let wave = 0; wave < 20; wave++) answers.push(...(await Promise.all(Array.from({ length: 50 }, () => send(madeUpKey(), address)))));
 
-    expect(keyVerifier().lookups - before).toBe(FAILED_AUTH_LIMIT.burst);
+    expect(services().keyVerifier.lookups - before).toBe(FAILED_AUTH_LIMIT.burst);
     const unauthorized = answers.filter((a) => a.status === 401);
     const limited = answers.filter((a) => a.status === 429);
     expect(unauthorized).toHaveLength(FAILED_AUTH_LIMIT.burst);
@@ -75,7 +75,7 @@ describe("failed authentication per client address", () => {
     vi.advanceTimersByTime(FAILED_AUTH_LIMIT.refillMs * 2);
     const after = [await send(madeUpKey(), address), await send(madeUpKey(), address), await send(madeUpKey(), address)];
     expect(after.map((a) => a.status)).toEqual([401, 401, 429]);
-    expect(keyVerifier().lookups - before).toBe(FAILED_AUTH_LIMIT.burst + 2);
+    expect(services().keyVerifier.lookups - before).toBe(FAILED_AUTH_LIMIT.burst + 2);
   });
 
   it("keeps serving a real key from a throttled address, cached or not; a key never seen there waits; other addresses are not affected", async () => {
@@ -85,15 +85,15 @@ describe("failed authentication per client address", () => {
     await throttle(address);
 
     // Cached: no lookup at all.
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     expect((await send(p.apiKey, address)).status).toBe(200);
-    expect(keyVerifier().lookups - before).toBe(0);
+    expect(services().keyVerifier.lookups - before).toBe(0);
     // Its cached answer expired: looked up again (it was found valid before), not refused.
     vi.advanceTimersByTime(KEY_CACHE_TTL_MS + 1);
     await throttle(address);
-    const beforeExpired = keyVerifier().lookups;
+    const beforeExpired = services().keyVerifier.lookups;
     expect((await send(p.apiKey, address)).status).toBe(200);
-    expect(keyVerifier().lookups - beforeExpired).toBe(1);
+    expect(services().keyVerifier.lookups - beforeExpired).toBe(1);
 
     // A real key this server has not seen yet waits like a made-up one (nothing tells them apart
     // without a lookup)...
@@ -118,9 +118,9 @@ describe("failed authentication per client address", () => {
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId }, select: { id: true } });
     const fresh = await resetKey(p.projectId, key.id);
     await throttle(address);
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     expect((await send(p.apiKey, address)).status).toBe(429);
-    expect(keyVerifier().lookups - before).toBe(0);
+    expect(services().keyVerifier.lookups - before).toBe(0);
     expect((await send(fresh, "198.51.100.12")).status).toBe(200);
     expect((await send(fresh, address)).status).toBe(200);
   });

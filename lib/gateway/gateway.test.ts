@@ -4,7 +4,7 @@ import { db } from "@/lib/db/client";
 import { generateKeyMaterial } from "@/lib/keys/secret";
 import { resetKey } from "@/lib/keys/service";
 import { createProject } from "@/lib/projects/service";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { networkBySlug } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 
@@ -102,21 +102,21 @@ describe("authentication", () => {
 
   it("looks a new key up once for 20 concurrent requests, then answers it from the cache", async () => {
     const p = await createTestProject();
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     const first = await Promise.all(Array.from({ length: 20 }, (_, i) => post("/node/ethereum-mainnet", rpc(i), { "X-API-KEY": p.apiKey })));
     expect(first.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200));
-    expect(keyVerifier().lookups - before).toBe(1);
+    expect(services().keyVerifier.lookups - before).toBe(1);
     for (let i = 0; i < 3; i++) expect((await post(`/node/ethereum-mainnet/${p.apiKey}`, rpc(i))).status).toBe(200);
-    expect(keyVerifier().lookups - before).toBe(1);
+    expect(services().keyVerifier.lookups - before).toBe(1);
   });
 
   it("remembers that a key does not exist: repeated requests with it make one lookup", async () => {
     const unknown = generateKeyMaterial().secret;
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     const answers = await Promise.all(Array.from({ length: 10 }, () => post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": unknown })));
     answers.push(await post("/node/ethereum-mainnet", rpc(), { "X-API-KEY": unknown }));
     for (const r of answers) expect(r.json).toEqual({ code: "AUTHENTICATION_FAILED", message: "The API key is invalid or has been reset." });
-    expect(keyVerifier().lookups - before).toBe(1);
+    expect(services().keyVerifier.lookups - before).toBe(1);
   });
 });
 

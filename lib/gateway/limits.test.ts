@@ -6,7 +6,7 @@ import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { EVM_METHODS } from "@/lib/evm/methods";
 import { createAdditionalKey } from "@/lib/keys/service";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { changePlan, setOverage } from "@/lib/projects/plan";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { WEBHOOK_ROUTES } from "@/lib/webhooks/catalog";
@@ -121,7 +121,7 @@ describe("rate-limit headers", () => {
     }
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });
     await db().apiKey.update({ where: { id: key.id }, data: { allowedOrigins: ["https://app.example.com"] } });
-    keyVerifier().forget(key.hash);
+    services().keyVerifier.forget(key.hash);
     const res = await fetch(`${gw.url}/node/ethereum-mainnet`, { method: "POST", headers: { "X-API-KEY": p.apiKey, Origin: "https://evil.example", "Content-Type": "application/json" }, body: JSON.stringify(rpcItem("eth_chainId")) });
     expect(res.status).toBe(403);
     expect(limitsOf({ status: res.status, headers: res.headers, json: await res.json() })).toEqual(full);

@@ -5,17 +5,20 @@ import { db, disconnectDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { connectTestDatabase, createTestProject, withDeadDatabase } from "@/lib/testing/harness";
 import { QuotaTracker } from "./quota";
+import { setRootLogger } from "@/lib/log";
 
 // What this process logs, as parsed lines: the process logger is created on first use.
 const lines: Array<{ level: number; component?: string; msg: string; err?: string }> = [];
-(globalThis as { __blockgateLogger?: pino.Logger }).__blockgateLogger = pino(
-  { level: "info" },
-  new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line) as (typeof lines)[number]);
-      done();
-    },
-  }),
+setRootLogger(
+  pino(
+    { level: "info" },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line) as (typeof lines)[number]);
+        done();
+      },
+    }),
+  ),
 );
 
 beforeAll(async () => {

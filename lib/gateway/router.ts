@@ -4,7 +4,8 @@ import { randomBytes } from "node:crypto";
 import { CLIENT_IP_HEADER, clientKey, socketClientIp } from "@/lib/client-ip";
 import { AppError, toAppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
-import { keyVerifier, type KeyPrincipal, type KeyRefusal } from "@/lib/keys/verifier";
+import type { KeyPrincipal, KeyRefusal } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
 import { statusClass } from "@/lib/usage/meter";
@@ -409,7 +410,7 @@ class Gateway {
 
   constructor(options: GatewayOptions) {
     this.mounts = new Map(options.mounts.map((m) => [m.prefix, m]));
-    const keys = options.keys ?? keyVerifier();
+    const keys = options.keys ?? services().keyVerifier;
     this.parts =
       (options.metering ?? true)
         ? { keys, limiter: options.limiter ?? new RateLimiter(), allowance: options.allowance ?? new QuotaTracker(options.now), meter: options.meter, requestLog: options.requestLog }

@@ -11,7 +11,8 @@
  */
 import { AppError } from "@/lib/errors";
 import { errorMessage, type Logger } from "@/lib/log";
-import { keyVerifier, type KeyPrincipal, type KeyVerifier, type Verification } from "./verifier";
+import { services } from "@/lib/services";
+import type { KeyPrincipal, KeyVerifier, Verification } from "./verifier";
 
 /** What holds a verified key past its request. */
 export interface KeyHolder {
@@ -73,7 +74,7 @@ export class KeyHolders {
   constructor(
     private readonly log: Logger,
     private readonly backoff: RecheckBackoff,
-    private readonly verifier: () => KeyVerifier = keyVerifier,
+    private readonly verifier: () => KeyVerifier = () => services().keyVerifier,
   ) {}
 
   /**

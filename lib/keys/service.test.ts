@@ -5,7 +5,8 @@ import { AppError } from "@/lib/errors";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
 import { allowlistSchema, renameKeySchema } from "./schema";
 import { createAdditionalKey, listKeys, renameKey, resetKeyForUser, revealKey, revokeKeyForUser, setKeyAllowlist } from "./service";
-import { KeyVerifier, keyVerifier } from "./verifier";
+import { services } from "@/lib/services";
+import { KeyVerifier } from "./verifier";
 
 let databaseUrl: string;
 beforeAll(async () => {
@@ -90,11 +91,11 @@ describe("rename, revoke", () => {
     try {
       await listener.ready;
       expect(await other.verify(second.apiKey)).toMatchObject({ keyId: second.id });
-      expect(await keyVerifier().verify(second.apiKey)).toMatchObject({ keyId: second.id });
+      expect(await services().keyVerifier.verify(second.apiKey)).toMatchObject({ keyId: second.id });
       expect(other.verify(second.apiKey)).toMatchObject({ keyId: second.id });
 
       await revokeKeyForUser(p.userId, p.projectId, second.id);
-      expect(await keyVerifier().verify(second.apiKey)).toBe("REVOKED");
+      expect(await services().keyVerifier.verify(second.apiKey)).toBe("REVOKED");
       // The other verifier caches for a minute: only the notification can drop its answer.
       await waitFor(() => other.verify(second.apiKey) instanceof Promise, "the revocation to reach the other verifier");
       expect(await other.verify(second.apiKey)).toBe("REVOKED");
@@ -116,7 +117,7 @@ describe("rename, revoke", () => {
       code: "REJECTED",
       message: expect.stringContaining("only key"),
     });
-    expect(await keyVerifier().verify(p.apiKey)).toMatchObject({ projectId: p.projectId });
+    expect(await services().keyVerifier.verify(p.apiKey)).toMatchObject({ projectId: p.projectId });
   });
 });
 

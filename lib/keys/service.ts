@@ -6,7 +6,7 @@ import { getProjectForUser } from "@/lib/projects/service";
 import type { z } from "zod";
 import type { allowlistSchema } from "./allowlist";
 import { decryptKey, generateKeyMaterial, maskKey } from "./secret";
-import { keyVerifier } from "./verifier";
+import { services } from "@/lib/services";
 
 export interface KeySummary {
   id: string;
@@ -49,7 +49,7 @@ export async function revealKey(userId: string, projectId: string, keyId: string
 export async function resetKey(projectId: string, keyId: string): Promise<string> {
   const old = await findKey(projectId, keyId);
   const next = generateKeyMaterial();
-  await keyVerifier().change(async (tx) => {
+  await services().keyVerifier.change(async (tx) => {
     await tx.apiKey.update({
       where: { id: keyId },
       data: { hash: next.hash, ciphertext: next.ciphertext, start: next.start, resetAt: new Date() },
@@ -67,7 +67,7 @@ export async function resetKeyForUser(userId: string, projectId: string, keyId: 
 export async function createAdditionalKey(userId: string, projectId: string, name: string): Promise<{ id: string; apiKey: string }> {
   const project = await getProjectForUser(userId, projectId);
   const limits = PLANS[project.plan];
-  return keyVerifier().change(async (tx) => {
+  return services().keyVerifier.change(async (tx) => {
     await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`;
     const count = await tx.apiKey.count({ where: { projectId, revokedAt: null } });
     if (count >= limits.maxKeys) {
@@ -100,7 +100,7 @@ export async function renameKey(userId: string, projectId: string, keyId: string
 export async function setKeyAllowlist(userId: string, projectId: string, keyId: string, lists: z.output<typeof allowlistSchema>): Promise<KeySummary> {
   await getProjectForUser(userId, projectId);
   const key = await findKey(projectId, keyId);
-  const { start, ...k } = await keyVerifier().change(async (tx) => ({
+  const { start, ...k } = await services().keyVerifier.change(async (tx) => ({
     result: await tx.apiKey.update({ where: { id: keyId }, data: { allowedOrigins: lists.origins, allowedIps: lists.ips }, select: summarySelect }),
     hashes: [key.hash],
   }));
@@ -113,7 +113,7 @@ export async function setKeyAllowlist(userId: string, projectId: string, keyId: 
  * can be reset, not revoked.
  */
 export async function revokeKey(projectId: string, keyId: string): Promise<void> {
-  await keyVerifier().change(async (tx) => {
+  await services().keyVerifier.change(async (tx) => {
     await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`;
     const key = await tx.apiKey.findFirst({ where: { id: keyId, projectId, revokedAt: null }, select: { hash: true } });
     if (!key) throw new AppError("RESOURCE_NOT_FOUND", "No such key in this project.");

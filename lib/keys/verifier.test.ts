@@ -12,7 +12,8 @@ import { startFaultProxy } from "@/lib/testing/fault-proxy";
 import { createTestProject, connectTestDatabase, uniqueEmail } from "@/lib/testing/harness";
 import { createAdditionalKey, resetKey } from "./service";
 import { generateKeyMaterial, hashKey } from "./secret";
-import { KeyVerifier, keyVerifier } from "./verifier";
+import { services } from "@/lib/services";
+import { KeyVerifier } from "./verifier";
 
 const root = path.resolve(import.meta.dirname, "../..");
 let databaseUrl: string;
@@ -104,7 +105,7 @@ describe("key verification", () => {
 
   it("stops accepting a key reset in this process at once, and accepts its replacement", async () => {
     const p = await createTestProject();
-    const keys = keyVerifier();
+    const keys = services().keyVerifier;
     await keys.verify(p.apiKey);
     expect(keys.verify(p.apiKey)).toMatchObject({ projectId: p.projectId });
     const key = await db().apiKey.findFirstOrThrow({ where: { projectId: p.projectId } });

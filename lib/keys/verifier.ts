@@ -10,7 +10,6 @@ import { db, type Prisma } from "@/lib/db/client";
 import { listen, type ListenOptions, type Listening } from "@/lib/db/listen";
 import { isDatabaseUnreachable } from "@/lib/db/outage";
 import type { Plan } from "@/lib/db/generated/enums";
-import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { KeyAllowlist } from "./allowlist";
 import { hashKey, looksLikeKey } from "./secret";
@@ -336,15 +335,4 @@ function principalOf(row: {
   const allow = KeyAllowlist.compile(row.allowedOrigins, row.allowedIps);
   if (allow) principal.allow = allow;
   return principal;
-}
-
-const g = globalThis as unknown as { __blockgateKeyVerifier?: KeyVerifier };
-
-/**
- * The verifier of this process. On globalThis: the gateway and the Next.js bundle in the same
- * process share it, so a reset in the console takes effect at once.
- */
-export function keyVerifier(): KeyVerifier {
-  g.__blockgateKeyVerifier ??= new KeyVerifier({ cacheTtlMs: getEnv().KEY_CACHE_TTL_MS });
-  return g.__blockgateKeyVerifier;
 }

@@ -1,6 +1,7 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import { getEnv } from "@/lib/env";
 import { componentLogger } from "@/lib/log";
+import { perProcess } from "@/lib/per-process";
 
 export interface Mail {
   to: string;
@@ -9,7 +10,8 @@ export interface Mail {
   html: string;
 }
 
-const g = globalThis as unknown as { __blockgateMail?: { url: string; transport: Transporter }; __blockgateMailOffNoted?: boolean };
+// Per process (lib/per-process.ts): one transport, and one note that mail is off, whichever bundle sends.
+const mail = perProcess("mail", (): { sender?: { url: string; transport: Transporter }; offNoted?: boolean } => ({}));
 
 /** True when SMTP_URL is set: Blockgate sends mail (and asks new accounts to verify their address). */
 export function mailEnabled(): boolean {
@@ -18,23 +20,23 @@ export function mailEnabled(): boolean {
 
 /** Tells the operator once per process that no mail is sent, and what follows from it. */
 export function noteMailDisabled(): void {
-  if (g.__blockgateMailOffNoted) return;
-  g.__blockgateMailOffNoted = true;
+  if (mail.offNoted) return;
+  mail.offNoted = true;
   componentLogger("mail").info("SMTP_URL is not set: no mail is sent, and new accounts are not asked to verify their email address");
 }
 
 function transport(url: string): Transporter {
   // Rebuilt when the configuration changes (tests point it at another server).
-  if (g.__blockgateMail?.url !== url) {
-    g.__blockgateMail?.transport.close();
-    g.__blockgateMail = {
+  if (mail.sender?.url !== url) {
+    mail.sender?.transport.close();
+    mail.sender = {
       url,
       // Bounded waits: a mail server that hangs must not hold a request for nodemailer's defaults
       // (two minutes to connect, an hour of silence).
       transport: nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }),
     };
   }
-  return g.__blockgateMail.transport;
+  return mail.sender.transport;
 }
 
 /** Sends one message through SMTP_URL from MAIL_FROM. Rejects when the server refuses it or cannot be reached. */

@@ -3,7 +3,7 @@ import { db, type Prisma } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { PLANS } from "@/lib/plans";
 import { getProjectForUser } from "./service";
 
@@ -71,7 +71,7 @@ export async function planState(userId: string, projectId: string): Promise<Plan
  * next call.
  */
 function changeForKeys<T extends string[] | undefined>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  return keyVerifier().change(async (tx) => {
+  return services().keyVerifier.change(async (tx) => {
     const hashes = await work(tx);
     return { result: hashes, hashes: hashes ?? [] };
   });

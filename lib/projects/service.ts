@@ -4,7 +4,7 @@ import { verificationRequired } from "@/lib/auth/email-verification";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { generateKeyMaterial } from "@/lib/keys/secret";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import type { OnboardingInput } from "./schema";
 
 export const FIRST_PROJECT_NAME = "My First Project";
@@ -65,7 +65,7 @@ async function createProjectWithKey(
  * locked first, so a double submit or a reload returns the project created the first time.
  */
 export async function completeOnboarding(userId: string, input: OnboardingInput): Promise<{ projectId: string; created: boolean }> {
-  return keyVerifier().change<{ projectId: string; created: boolean }>(async (tx) => {
+  return services().keyVerifier.change<{ projectId: string; created: boolean }>(async (tx) => {
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
     const existing = await tx.project.findFirst({ where: { ownerId: userId }, select: { id: true }, orderBy: { createdAt: "asc" } });
@@ -88,7 +88,7 @@ export async function completeOnboarding(userId: string, input: OnboardingInput)
  * the cap together.
  */
 export async function createProject(userId: string, name: string): Promise<{ projectId: string; apiKey: string }> {
-  return keyVerifier().change(async (tx) => {
+  return services().keyVerifier.change(async (tx) => {
     const locked = await tx.$queryRaw<{ email_verified_at: Date | null }[]>`SELECT email_verified_at FROM users WHERE id = ${userId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("AUTHENTICATION_FAILED", "Your session is no longer valid. Please sign in again.");
     const count = await tx.project.count({ where: { ownerId: userId } });

@@ -9,7 +9,7 @@ import { db, disconnectDb } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { databaseUrl, getEnv, resetEnv, setDatabaseUrl } from "@/lib/env";
 import { storedRange } from "@/lib/consensus/store";
-import { networks, type Network } from "@/lib/networks";
+import { addNetworks, type Network } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { startHttpServer, type HttpServerOptions, type RunningServer } from "@/lib/server";
 import { UsageMeter } from "@/lib/usage/meter";
@@ -118,7 +118,7 @@ export async function withDeadDatabase<T>(during: (attempts: () => number) => Pr
  * a suite points at its own node or devnet, so suites sharing the database never meet.
  */
 export function addTestNetworks(...extra: Network[]): void {
-  (globalThis as { __blockgateCatalog?: readonly Network[] }).__blockgateCatalog = [...networks(), ...extra];
+  addNetworks(...extra);
 }
 
 /** Waits until the consensus index of `slug` holds `height`; fails after `timeoutMs` with `what` (and `detail()`). */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { db } from "@/lib/db/client";
-import { getEnv } from "@/lib/env";
+import { getEnv, type Env } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { emptyHistogram, LATENCY_BUCKETS, latencyBucket } from "./latency";
 
@@ -80,8 +80,8 @@ const PRUNE_EVERY_MS = 60 * MINUTE;
 export const PRUNE_BATCH = 5000;
 
 /** How long minute buckets are kept, in ms (USAGE_MINUTE_RETENTION_DAYS). */
-export function minuteRetentionMs(): number {
-  return getEnv().USAGE_MINUTE_RETENTION_DAYS * DAY;
+export function minuteRetentionMs(env: Env = getEnv()): number {
+  return env.USAGE_MINUTE_RETENTION_DAYS * DAY;
 }
 
 /** Counters taken out of `pending` for one flush, sent as statements `<id>:0`, `<id>:1`, …: */
@@ -126,7 +126,7 @@ export class UsageMeter {
 
   constructor(
     private readonly log: Logger = componentLogger("usage"),
-    /** How long minute buckets are kept; undefined: the meter deletes none (the process's meter() keeps USAGE_MINUTE_RETENTION_DAYS). */
+    /** How long minute buckets are kept; undefined: the meter deletes none (the process's, lib/services.ts, keeps USAGE_MINUTE_RETENTION_DAYS). */
     private readonly minuteRetention?: number,
   ) {}
 
@@ -377,12 +377,4 @@ function rollup(counters: Counter[], span: number): Counter[] {
     for (let k = 0; k < r.hist.length; k++) r.hist[k]! += c.hist[k]!;
   }
   return [...out.values()];
-}
-
-const g = globalThis as unknown as { __blockgateMeter?: UsageMeter };
-
-/** The process's meter (shared by the gateway and anything else in the process that meters). */
-export function meter(): UsageMeter {
-  g.__blockgateMeter ??= new UsageMeter(componentLogger("usage"), minuteRetentionMs());
-  return g.__blockgateMeter;
 }

@@ -12,7 +12,8 @@ import { allowanceRefusal } from "@/lib/gateway/quota";
 import { newId } from "@/lib/ids";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
-import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
+import { services } from "@/lib/services";
+import type { UsageMeter } from "@/lib/usage/meter";
 import { allowanceOf } from "@/lib/usage/query";
 import { parseInput, SENTENCES } from "@/lib/validation";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage, type MessageBilling } from "./actions";
@@ -270,7 +271,7 @@ export async function replayWebhook(scope: WebhookScope, id: string, input: unkn
  * nothing themselves): checked against the allowance as the Usage page reads it, and metered per
  * subscription under the call's usage label, as deliveries are.
  */
-export function consoleBilling(projectId: string, meter: UsageMeter = processMeter()): MessageBilling {
+export function consoleBilling(projectId: string, meter: UsageMeter = services().meter): MessageBilling {
   return {
     async check(cu) {
       const project = await db().project.findUnique({ where: { id: projectId }, select: { plan: true } });

@@ -11,7 +11,7 @@ import { db } from "@/lib/db/client";
 import { databaseUrl } from "@/lib/env";
 import { hashKey } from "@/lib/keys/secret";
 import { createAdditionalKey, resetKeyForUser, revokeKeyForUser, setKeyAllowlist } from "@/lib/keys/service";
-import { keyVerifier } from "@/lib/keys/verifier";
+import { services } from "@/lib/services";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { setOverage } from "@/lib/projects/plan";
 import { addTestNetworks, createTestProject, startTestGateway, withDeadDatabase, type TestGateway } from "@/lib/testing/harness";
@@ -94,10 +94,10 @@ describe("a key revoked, reset or restricted while its WebSocket is open", () =>
     const extra = await createAdditionalKey(p.userId, p.projectId, "sockets");
     const clients = await Promise.all([0, 1, 2].map(() => connectSocket(wsUrl(extra.apiKey))));
     await Promise.all(clients.map((c) => subscribed(c)));
-    const before = keyVerifier().lookups;
+    const before = services().keyVerifier.lookups;
     await revokeKeyForUser(p.userId, p.projectId, extra.id);
     for (const c of clients) expect(await closedWithin(c)).toEqual({ code: POLICY_VIOLATION, reason: "API key revoked" });
-    expect(keyVerifier().lookups - before).toBe(1);
+    expect(services().keyVerifier.lookups - before).toBe(1);
   });
 
   it("closes the socket of a reset key's old secret; the new secret's socket works", async () => {
@@ -156,7 +156,7 @@ describe("invalidations from another process", () => {
   it("closes the socket of a key revoked elsewhere once that process's notification arrives", async () => {
     const p = await createTestProject("WS notify", "ENTERPRISE");
     const extra = await createAdditionalKey(p.userId, p.projectId, "elsewhere");
-    const listening = keyVerifier().listen(databaseUrl()!);
+    const listening = services().keyVerifier.listen(databaseUrl()!);
     try {
       await listening.ready;
       const c = await connectSocket(wsUrl(extra.apiKey));
@@ -181,7 +181,7 @@ describe("invalidations from another process", () => {
     await subscribed(c);
     // Revoked while no notification could reach this process.
     await db().apiKey.update({ where: { id: extra.id }, data: { revokedAt: new Date() } });
-    const listening = keyVerifier().listen(databaseUrl()!);
+    const listening = services().keyVerifier.listen(databaseUrl()!);
     try {
       expect(await closedWithin(c)).toEqual({ code: POLICY_VIOLATION, reason: "API key revoked" });
       expect((await kept.call("s", "status")).result).toMatchObject({ node_info: expect.anything() });
@@ -237,7 +237,7 @@ describe("what the socket acts with after its key is verified again", () => {
     await elsewhere.connect();
     try {
       await withDeadDatabase(async (attempts) => {
-        keyVerifier().forget(hashKey(extra.apiKey));
+        services().keyVerifier.forget(hashKey(extra.apiKey));
         // Several re-verifications fail meanwhile (events stop too: they are read from the database).
         await c.until("tries of the database", () => attempts() >= 3);
         await sleep(500);

@@ -6,4 +6,4 @@
  */
 export { EXCERPT_CHARS, MASK, maskExcerpt, maskRequestLine } from "./mask";
 export { REQUEST_LOG_ROWS, Ring, type RequestLogColumns, type RequestLogEntry } from "./ring";
-export { RequestLog, requestLog } from "./store";
+export { RequestLog } from "./store";

@@ -251,11 +251,3 @@ function deleteOlder(cut: string): string {
     SELECT r.id FROM request_logs r JOIN ${cut} c ON r.project_id = c.project_id AND (r.at, r.id) <= (c.at, c.id)
     ORDER BY r.id FOR UPDATE OF r)`;
 }
-
-const g = globalThis as unknown as { __blockgateRequestLog?: RequestLog };
-
-/** The process's request log (written by the gateway). */
-export function requestLog(): RequestLog {
-  g.__blockgateRequestLog ??= new RequestLog();
-  return g.__blockgateRequestLog;
-}

@@ -33,7 +33,8 @@ import { setImmediate } from "node:timers/promises";
 import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
-import { meter as processMeter, type UsageMeter } from "@/lib/usage/meter";
+import { services } from "@/lib/services";
+import type { UsageMeter } from "@/lib/usage/meter";
 import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
 import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
 import { MESSAGES_DUE_CHANNEL } from "../outbox";
@@ -140,7 +141,7 @@ function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
     pollMs: env.WEBHOOK_DELIVERY_POLL_MS,
     leaseMarginMs: LEASE_MARGIN_MS,
     deactivateAfterMs: DEACTIVATE_AFTER_MS,
-    meter: processMeter(),
+    meter: services().meter,
     retention: true,
     logger: componentLogger("webhook-delivery"),
   };

@@ -4,11 +4,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, createTestClient, createWalletClient, http, pad, type Address, type Hash } from "viem";
 import { db, disconnectDb } from "@/lib/db/client";
-import { configureEvmBackends } from "@/lib/evm/backends";
 import { DEVNET_CONTRACTS, Emitter } from "@/lib/evm/devnet/contracts";
 import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { buildCatalog, configureNetworks, finalityDepthOf, networkBySlug, type Network } from "@/lib/networks";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { services } from "@/lib/services";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage } from "../actions";
 import { consoleBilling, createWebhook } from "../service";
 import { CursorConflictError } from "@/lib/workers/cursor";
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await connectTestDatabase();
   anvil = await spawnAnvil({ chainId: 11155420 });
   configureNetworks({ UPSTREAM_OPTIMISM_SEPOLIA: anvil.url });
-  configureEvmBackends({ blockTimeMs: 1000 });
+  services().evm.configure({ blockTimeMs: 1000 });
   network = networkBySlug(SLUG)!;
   const transport = http(anvil.url);
   pub = createPublicClient({ transport, pollingInterval: 50 });

@@ -88,3 +88,20 @@ export interface ChainSource {
    */
   sample(eventType: WebhookEventType, signal: AbortSignal, condition?: unknown): Promise<unknown>;
 }
+
+/**
+ * The chain source of each network, kept because sources cache recent blocks: one set per process
+ * (lib/services.ts), shared by the followers and the console's preview, "Send test" and replay.
+ */
+export class ChainSources {
+  private readonly known = new Map<string, ChainSource>();
+
+  /** The network's source, made by `make` unless made already for the network as the catalog has it now (an upstream configured since rebuilds it). */
+  get(network: Network, make: (network: Network) => ChainSource): ChainSource {
+    const known = this.known.get(network.slug);
+    if (known && known.network === network) return known;
+    const source = make(network);
+    this.known.set(network.slug, source);
+    return source;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The services of a process, built in one place (createServices) by the composition root,
+ * lib/runtime.ts startService, which hands them to what it starts: the HTTP server and its gateway,
+ * the webhook delivery worker, the families' workers. Code reached from Next.js route handlers and
+ * server actions cannot be handed parameters: it asks services(), which answers the set the root
+ * installed (kept per process, lib/per-process.ts, since Next.js bundles that code apart from the
+ * custom server), or, in a process that did not go through startService (tests, the admin tool), a
+ * set built from the configuration on first use.
+ */
+import { getEnv, type Env } from "@/lib/env";
+import { EvmBackends } from "@/lib/evm/backends";
+import { KeyVerifier } from "@/lib/keys/verifier";
+import { componentLogger } from "@/lib/log";
+import { perProcess } from "@/lib/per-process";
+import { minuteRetentionMs, UsageMeter } from "@/lib/usage/meter";
+import { RequestLog } from "@/lib/usage/request-log";
+import { ChainSources } from "@/lib/webhooks/engine/source";
+
+export interface Services {
+  /** Who a presented API key acts for; the console's resets and revocations make it forget a key at once. */
+  keyVerifier: KeyVerifier;
+  /** Usage of the gateway's calls, webhook deliveries and the messages the console queues. */
+  meter: UsageMeter;
+  /** The gateway's recent requests, per project. */
+  requestLog: RequestLog;
+  /** Where EVM networks' calls go (upstreams, or devnets once the EVM family's worker configured them). */
+  evm: EvmBackends;
+  /** The webhook chain source of each network. */
+  chainSources: ChainSources;
+}
+
+export function createServices(env: Env): Services {
+  return {
+    keyVerifier: new KeyVerifier({ cacheTtlMs: env.KEY_CACHE_TTL_MS }),
+    meter: new UsageMeter(componentLogger("usage"), minuteRetentionMs(env)),
+    requestLog: new RequestLog(),
+    evm: new EvmBackends(),
+    chainSources: new ChainSources(),
+  };
+}
+
+const current = perProcess("services", (): { services?: Services } => ({}));
+
+/** Makes `built` the process's services, those services() answers (the composition root's). */
+export function installServices(built: Services): Services {
+  current.services = built;
+  return built;
+}
+
+/** The process's services: those installed by the composition root, else built on first use. */
+export function services(): Services {
+  current.services ??= createServices(getEnv());
+  return current.services;
+}
