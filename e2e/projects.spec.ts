@@ -36,5 +36,5 @@ test("the health endpoints answer for load balancers", async ({ request }) => {
   expect(await health.json()).toEqual({ status: "ok" });
   const ready = await request.get("/api/ready");
   expect(ready.status()).toBe(200);
-  expect(await ready.json()).toEqual({ status: "ready" });
+  expect(await ready.json()).toEqual({ status: "ready", limits: "local" });
 });

@@ -1,6 +1,7 @@
 "use client";
 
 import { zodResolver } from "@hookform/resolvers/zod";
+import { onlineManager, useQueryClient } from "@tanstack/react-query";
 import { signOut } from "next-auth/react";
 import { useState } from "react";
 import { useForm } from "react-hook-form";
@@ -71,6 +72,7 @@ function ChangePasswordForm({ email }: { email: string }) {
 
 function SignOutEverywhere() {
   const [open, setOpen] = useState(false);
+  const queryClient = useQueryClient();
   return (
     <>
       <Button variant="secondary" onClick={() => setOpen(true)}>
@@ -83,9 +85,16 @@ function SignOutEverywhere() {
         description="Every session of your account ends now, on every device and browser, this one included. You will need to sign in again."
         confirmLabel="Sign out everywhere"
         action={async () => {
+          // The page's background reads (the allowance banner, the CU sparkline) stop first: one
+          // sent after the sessions end would be refused with 401 on the way to sign-in.
+          onlineManager.setOnline(false);
+          await queryClient.cancelQueries();
           const result = await signOutEverywhereAction();
-          // A server action answers its failures with HTTP 200.
-          if (!result.ok) throw new ApiError(200, result.code, result.message);
+          if (!result.ok) {
+            onlineManager.setOnline(true);
+            // A server action answers its failures with HTTP 200.
+            throw new ApiError(200, result.code, result.message);
+          }
         }}
         // next-auth clears this browser's cookie and goes to sign-in.
         onDone={() => signOut({ callbackUrl: "/sign-in" })}
