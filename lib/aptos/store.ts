@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { db, type Prisma } from "@/lib/db/client";
 import { workerCursor, type Transaction } from "@/lib/workers/cursor";
+import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import type { IngestBlock } from "./types";
 
 /**
@@ -81,11 +82,14 @@ async function writeRows(tx: Transaction, network: string, blocks: IngestBlock[]
 /**
  * Stores whole blocks and moves the cursor in one transaction, so a block is either fully
  * readable or absent, and the cursor says exactly what is stored. `expected` is the cursor the
- * writer read: when another writer moved it since, nothing is stored (CursorConflictError).
+ * writer read: when another writer moved it since, nothing is stored (CursorConflictError). With
+ * the writer's `term` (lib/workers/leader-lock.ts), nothing is stored either once another took over
+ * the lock; it also lets that one end this transaction if it stays open (its process stopped).
  */
-export async function storeAptosBlocks(network: string, blocks: IngestBlock[], cursor: { next: AptosCursor; expected: AptosCursor | null }): Promise<void> {
+export async function storeAptosBlocks(network: string, blocks: IngestBlock[], cursor: { next: AptosCursor; expected: AptosCursor | null; term?: LeaderTerm }): Promise<void> {
   await db().$transaction(
     async (tx) => {
+      await checkTerm(tx, cursor.term);
       if (blocks.length > 0) await writeRows(tx, network, blocks);
       await aptosCursor(network).write(tx, cursor.next, { expected: cursor.expected });
     },
@@ -93,25 +97,36 @@ export async function storeAptosBlocks(network: string, blocks: IngestBlock[], c
   );
 }
 
-/** Removes the blocks below `height` with their transactions and events, in one transaction (the oldest block becomes `height`). */
-export async function pruneAptosIndex(network: string, height: bigint): Promise<void> {
+/**
+ * Removes the blocks below `height` with their transactions and events, in one transaction (the
+ * oldest block becomes `height`); as the index writer of `term`, when given.
+ */
+export async function pruneAptosIndex(network: string, height: bigint, term?: LeaderTerm): Promise<void> {
   const first = await db().aptosBlock.findUnique({ where: { network_height: { network, height } }, select: { firstVersion: true } });
   if (!first) return;
-  await db().$transaction([
-    db().aptosEvent.deleteMany({ where: { network, version: { lt: first.firstVersion } } }),
-    db().aptosTransaction.deleteMany({ where: { network, version: { lt: first.firstVersion } } }),
-    db().aptosBlock.deleteMany({ where: { network, height: { lt: height } } }),
-  ]);
+  await db().$transaction(
+    async (tx) => {
+      await checkTerm(tx, term);
+      await tx.aptosEvent.deleteMany({ where: { network, version: { lt: first.firstVersion } } });
+      await tx.aptosTransaction.deleteMany({ where: { network, version: { lt: first.firstVersion } } });
+      await tx.aptosBlock.deleteMany({ where: { network, height: { lt: height } } });
+    },
+    { timeout: 60_000 },
+  );
 }
 
-/** Removes a network's blocks, transactions, events and cursor (an index of another chain). */
-export async function deleteAptosIndex(network: string): Promise<void> {
-  await db().$transaction([
-    db().aptosEvent.deleteMany({ where: { network } }),
-    db().aptosTransaction.deleteMany({ where: { network } }),
-    db().aptosBlock.deleteMany({ where: { network } }),
-    db().workerCursor.deleteMany({ where: { kind: APTOS_INDEX_KIND, key: network } }),
-  ]);
+/** Removes a network's blocks, transactions, events and cursor (an index of another chain); as the index writer of `term`, when given. */
+export async function deleteAptosIndex(network: string, term?: LeaderTerm): Promise<void> {
+  await db().$transaction(
+    async (tx) => {
+      await checkTerm(tx, term);
+      await tx.aptosEvent.deleteMany({ where: { network } });
+      await tx.aptosTransaction.deleteMany({ where: { network } });
+      await tx.aptosBlock.deleteMany({ where: { network } });
+      await tx.workerCursor.deleteMany({ where: { kind: APTOS_INDEX_KIND, key: network } });
+    },
+    { timeout: 600_000 },
+  );
 }
 
 /** A stored block's header and the hashes of its transactions, in version order. */

@@ -6,6 +6,7 @@
  * index before).
  */
 import type { Logger } from "@/lib/log";
+import type { LeaderTerm } from "@/lib/workers/leader-lock";
 import { startWorker, WORKER_DONE, type WorkerHandle } from "@/lib/workers/worker";
 
 /** How a family's devnet resumes and grows. `S` is where it stands. */
@@ -17,8 +18,8 @@ export interface DevnetChain<S> {
   resume(): Promise<S | "foreign">;
   /** The height of the block `produce` makes next. */
   nextHeight(state: S): bigint | string;
-  /** Makes the next block (at the time it is called) and stores it, moving `state`. */
-  produce(state: S): Promise<void>;
+  /** Makes the next block (at the time it is called) and stores it, moving `state`; the store checks `term` (lib/workers/leader-lock.ts). */
+  produce(state: S, term: LeaderTerm | undefined): Promise<void>;
 }
 
 export interface DevnetProducerOptions {
@@ -44,9 +45,9 @@ export function produceDevnetBlocks<S>(key: string, chain: DevnetChain<S>, opts:
       log.info(`producing devnet blocks from height ${chain.nextHeight(state)} (chain id ${chain.chainId})`);
       return state;
     },
-    async step(state) {
+    async step(state, { term }) {
       const started = Date.now();
-      await chain.produce(state);
+      await chain.produce(state, term);
       return Math.max(0, opts.blockTimeMs - (Date.now() - started));
     },
     classify: () => ({ what: "block production failed" }),

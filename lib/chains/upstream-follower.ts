@@ -9,7 +9,8 @@
  */
 import { errorMessage, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
-import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
+import type { LeaderTerm } from "@/lib/workers/leader-lock";
+import { startWorker, type Failure, type WorkerContext, type WorkerHandle } from "@/lib/workers/worker";
 
 /** How often the node is asked for its head once the index has caught up. */
 export const POLL_MS = 1000;
@@ -54,14 +55,14 @@ export interface FollowedChain<H extends NodeHead, P> {
   labels(): string[];
   head(signal: AbortSignal): Promise<H>;
   stored(): Promise<StoredChain<H, P> | null>;
-  /** Removes every block of the network from the index. */
-  deleteIndex(): Promise<void>;
+  /** Removes every block of the network from the index (the store checks `term`, lib/workers/leader-lock.ts). */
+  deleteIndex(term: LeaderTerm | undefined): Promise<void>;
   /** Where an empty index starts: at `height`, at or above the node's oldest block. */
   startAt(height: bigint, node: H, signal: AbortSignal): Promise<P>;
   /** Whether the follower has read everything the node had (when it last said). */
   caughtUp(at: P, node: H): boolean;
-  /** Reads the next blocks after `at` and stores them, moving `at` (and `node`, when the answers show it grew). */
-  ingest(at: P, node: H, signal: AbortSignal): Promise<void>;
+  /** Reads the next blocks after `at` and stores them (checking `ctx.term`), moving `at` (and `node`, when the answers show it grew). */
+  ingest(at: P, node: H, ctx: WorkerContext): Promise<void>;
   /** Log lines: "following … from <from> (node at <nodeAt>)", the progress line, the position after recovering. */
   from(at: P): string;
   nodeAt(node: H): string;
@@ -101,11 +102,11 @@ export function followUpstream<H extends NodeHead, P>(network: Network, chain: F
   };
 
   /** Where to continue: after what the index holds, or for an empty index the configured (or default) start block. */
-  const resume = async (node: H, signal: AbortSignal): Promise<P> => {
+  const resume = async (node: H, { signal, term }: WorkerContext): Promise<P> => {
     let stored = await chain.stored();
     if (stored?.devnet) {
       log.info(`removing the devnet blocks (${chain.chainName(stored.chainId)}) stored before the upstream was configured`);
-      await chain.deleteIndex();
+      await chain.deleteIndex(term);
       stored = null;
     }
     if (stored && String(stored.chainId) !== chainId) throw new RefusedError(`the index holds blocks of ${chain.chainName(stored.chainId)}, not ${chainId}`);
@@ -133,18 +134,18 @@ export function followUpstream<H extends NodeHead, P>(network: Network, chain: F
     backoff: { baseMs: opts.backoff?.baseMs ?? FIRST_RETRY_MS, maxMs: opts.backoff?.maxMs ?? MAX_RETRY_MS },
     classify,
     position: (s) => chain.position(s.at),
-    async init({ signal }) {
-      const node = await head(signal);
-      const at = await resume(node, signal);
+    async init(ctx) {
+      const node = await head(ctx.signal);
+      const at = await resume(node, ctx);
       log.info(`following ${chain.labels().join(", ")} from ${chain.from(at)} (node at ${chain.nodeAt(node)})`);
       return { at, node, lastProgressLog: Date.now() };
     },
-    async step(s, { signal }) {
+    async step(s, ctx) {
       if (chain.caughtUp(s.at, s.node)) {
-        s.node = await head(signal);
+        s.node = await head(ctx.signal);
         if (chain.caughtUp(s.at, s.node)) return pollMs;
       }
-      await chain.ingest(s.at, s.node, signal);
+      await chain.ingest(s.at, s.node, ctx);
       if (Date.now() - s.lastProgressLog >= PROGRESS_LOG_MS) {
         log.info(chain.progress(s.at, s.node));
         s.lastProgressLog = Date.now();

@@ -5,6 +5,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { db, publicDb, rawTransaction } from "@/lib/db/client";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import { storableExcerpt } from "@/lib/text";
+import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import { blockResultsJson, execResultJson, execResultOf, nativeBlockOf, nativeOf, nativeResultsOf, type StoredBlockResults, type StoredExecResult } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
 import type { BlockResult, IngestAttr, IngestBlock, TxRecord, TxResult } from "./types";
@@ -152,10 +153,15 @@ class AttrStats {
  * insertBlocks; the rows are copied meanwhile, but the shared counters are updated and the
  * transaction committed only once that batch has committed (and rolled back if it failed), so
  * batches become visible in order and the chain never has a gap.
+ *
+ * `term`: the index writer's (its leader lock's): nothing is stored once another writer took over
+ * (LeadershipLostError). Skipping stored heights alone let a writer that woke up after a takeover
+ * store its own blocks after the other's: a fork.
  */
-export async function insertBlocks(network: string, blocks: IngestBlock[], opts: { after?: Promise<unknown> } = {}): Promise<void> {
+export async function insertBlocks(network: string, blocks: IngestBlock[], opts: { after?: Promise<unknown>; term?: LeaderTerm } = {}): Promise<void> {
   if (blocks.length === 0) return;
   await rawTransaction(async (client) => {
+    await checkTerm(client, opts.term);
     const existing = await client.query<{ height: string }>("SELECT height FROM consensus_blocks WHERE network = $1 AND height = ANY($2::bigint[])", [
       network,
       blocks.map((b) => b.height.toString()),

@@ -29,7 +29,7 @@ const CREATE = `INSERT INTO worker_cursors (kind, key, value, updated_at) VALUES
 const MOVE = "UPDATE worker_cursors SET value = $3::jsonb, updated_at = now() WHERE kind = $1 AND key = $2 AND value = $4::jsonb";
 
 /** Rows a statement changed, through whichever client the caller's transaction is on. */
-async function execute(tx: Transaction | RawClient, text: string, values: unknown[]): Promise<number> {
+export async function execute(tx: Transaction | RawClient, text: string, values: unknown[]): Promise<number> {
   if ("$executeRawUnsafe" in tx) return tx.$executeRawUnsafe(text, ...values);
   return (await tx.query(text, values)).rowCount ?? 0;
 }

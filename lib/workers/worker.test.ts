@@ -1,11 +1,15 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { db, disconnectDb } from "@/lib/db/client";
 import { connectTestDatabase } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import { CursorConflictError, workerCursor } from "./cursor";
+import { checkTerm, LeaderLock, LeadershipLostError } from "./leader-lock";
 import { startWorker, WORKER_DONE, type Failure, type WorkerHandle, type WorkerOptions } from "./worker";
 
 let databaseUrl: string;
@@ -185,6 +189,97 @@ describe("a leader worker", () => {
     }
     await waitFor("both keys to step", () => (counts.get(k1) ?? 0) >= 5 && (counts.get(k2) ?? 0) >= 5);
     expect(await lockHolder("test-keys", k1)).not.toBe(await lockHolder("test-keys", k2));
+  });
+});
+
+describe("a leader that stops answering", () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of children.splice(0)) c.kill("SIGKILL");
+  });
+
+  /** A worker process leading (kind, key) with `timing` (fixtures/leader.ts); `output` grows with its stdout. */
+  async function leaderProcess(kind: string, key: string, timing: object) {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "fixtures", "leader.ts"), kind, key, JSON.stringify(timing)], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    children.push(child);
+    const out = { text: "" };
+    child.stdout!.on("data", (d: Buffer) => (out.text += d.toString()));
+    await waitFor("the process to lead", () => out.text.includes("step 3\n"));
+    return { child, out };
+  }
+
+  /** A worker in this process that waits for the lock of (kind, key), then records each step. */
+  function waiter(kind: string, key: string, leader: WorkerOptions<object>["leader"]) {
+    const steps: number[] = [];
+    const logs = captureLogs();
+    start({ kind, key, leader, logger: logs.logger, init: async () => ({}), step: async () => (steps.push(Date.now()), 50) });
+    return { steps, logs };
+  }
+
+  it("is taken over once its session times out when its process is stopped (SIGSTOP), and writes nothing when it wakes", async () => {
+    const key = uniqueKey();
+    const timing = { sessionTimeoutMs: 1500, pingMs: 500, fenceGraceMs: 500, pollMs: 100 };
+    const { child, out } = await leaderProcess("test-frozen", key, timing);
+    const childCursor = workerCursor("test-frozen", `${key}:child`, z.object({ n: z.number() }));
+    const b = waiter("test-frozen", key, { databaseUrl, pollMs: timing.pollMs, timing });
+    await waitFor("the waiter to wait", () => b.logs.messages.length > 0);
+
+    child.kill("SIGSTOP");
+    const stoppedAt = Date.now();
+    // Nothing from the stopped process reaches the server: its lock lasts until the session's timeout.
+    await waitFor("the takeover", () => b.steps.length > 0, timing.sessionTimeoutMs + timing.pollMs + 3000);
+    expect(b.steps[0]! - stoppedAt).toBeGreaterThanOrEqual(timing.sessionTimeoutMs - timing.pingMs);
+    const atTakeover = await childCursor.read();
+
+    child.kill("SIGCONT");
+    await waitFor("the woken process to give up", () => /another worker holds the lock .*; waiting to take over/.test(out.text), 10_000);
+    expect(out.text).toMatch(/lost the leader lock \((no answer from the database for \d+ ms|its database connection dropped|term \d+ of blockgate:test-frozen:\w+ is over: another worker took over the lock)\)/);
+    expect(await childCursor.read()).toEqual(atTakeover);
+    expect(out.text.slice(out.text.indexOf("lost the leader lock"))).not.toMatch(/step \d+/);
+  }, 30_000);
+
+  it("is taken over within the default poll when its process is killed", async () => {
+    const key = uniqueKey();
+    const { child } = await leaderProcess("test-killed", key, {});
+    const b = waiter("test-killed", key, { databaseUrl });
+    await waitFor("the waiter to wait", () => b.logs.messages.length > 0);
+    child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await waitFor("the takeover", () => b.steps.length > 0, 2000 + 3000);
+    expect(b.steps[0]! - killedAt).toBeLessThan(10_000);
+  }, 30_000);
+
+  it("fences its writes: one of the previous term is refused, and one left open is ended by the new leader", async () => {
+    const key = uniqueKey();
+    const a = new LeaderLock(databaseUrl, "test-fenced", key, () => undefined);
+    expect(await a.tryAcquire()).toBe(true);
+    const oldTerm = a.term!;
+    // A write of the old term, open when its process stopped: it holds the term's row.
+    const open = new pg.Client({ connectionString: databaseUrl });
+    open.on("error", () => undefined);
+    await open.connect();
+    await open.query("BEGIN");
+    await checkTerm(open, oldTerm);
+    // The server ends the silent lock session (as idle_session_timeout does).
+    await db().$queryRaw`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ${`blockgate worker test-fenced:${key}`}`;
+    await waitFor("the lock to be lost", () => a.lost);
+
+    const b = waiter("test-fenced", key, { databaseUrl, pollMs: 20, timing: { fenceGraceMs: 200 } });
+    await waitFor("the new leader to step", () => b.steps.length > 0);
+    expect(b.logs.messages).toContain(`ended 1 write(s) of the previous term of blockgate:test-fenced:${key} still open after 200 ms`);
+    await expect(open.query("COMMIT")).rejects.toThrow();
+    await open.end().catch(() => undefined);
+
+    const cursor = workerCursor("test-fenced", key, z.object({ by: z.string() }));
+    await expect(db().$transaction(async (tx) => {
+      await checkTerm(tx, oldTerm);
+      await cursor.write(tx, { by: "old" });
+    })).rejects.toBeInstanceOf(LeadershipLostError);
+    expect(await cursor.read()).toBeNull();
+    await a.release();
   });
 });
 

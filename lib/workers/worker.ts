@@ -6,7 +6,7 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { isDatabaseUnreachable } from "@/lib/db/outage";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
-import { LeaderLock } from "./leader-lock";
+import { DEFAULT_LEADER_TIMING, LeaderLock, LeadershipLostError, type LeaderTerm, type LeaderTiming } from "./leader-lock";
 
 /** Returned by init or a step: this worker has nothing more to do; it releases its lock and ends. */
 export const WORKER_DONE: unique symbol = Symbol("worker done");
@@ -14,8 +14,8 @@ export type WorkerDone = typeof WORKER_DONE;
 
 export const DEFAULT_BACKOFF_BASE_MS = 1000;
 export const DEFAULT_BACKOFF_MAX_MS = 30_000;
-/** How often a worker that is not the leader tries to take over. */
-export const DEFAULT_LEADER_POLL_MS = 5000;
+/** How often a worker that is not the leader tries to take over: the most a takeover after a kill takes. */
+export const DEFAULT_LEADER_POLL_MS = 2000;
 
 export interface WorkerContext {
   /**
@@ -25,6 +25,12 @@ export interface WorkerContext {
   signal: AbortSignal;
   /** The worker's logger (carries its kind and key). */
   log: Logger;
+  /**
+   * Under a leader lock, this tenure's term: the worker's writes pass it to checkTerm
+   * (lib/workers/leader-lock.ts) in their transaction, so that none commits once another process
+   * has taken over (this one stopped for a while, say). Undefined without a lock.
+   */
+  term?: LeaderTerm;
 }
 
 /** How a failed init or step is logged and retried. */
@@ -49,11 +55,11 @@ export interface WorkerOptions<S> {
   key: string;
   /**
    * One instance per (kind, key) steps at a time, across processes: the one holding the advisory
-   * lock `blockgate:<kind>:<key>` on a connection of its own. The others poll to take over.
-   * Without it, any number of instances step at once (they must share work by other means, such
+   * lock `blockgate:<kind>:<key>` on a connection of its own. The others poll to take over (every
+   * `pollMs`); how soon a silent holder loses it is `timing` (DEFAULT_LEADER_TIMING). Without it, any number of instances step at once (they must share work by other means, such
    * as claiming rows with FOR UPDATE SKIP LOCKED).
    */
-  leader?: { databaseUrl: string; pollMs?: number };
+  leader?: { databaseUrl: string; pollMs?: number; timing?: Partial<LeaderTiming> };
   /** Finds where to continue (a cursor, a stored head); run at start and after every (re)acquisition of the lock or failure that starts over. */
   init: (ctx: WorkerContext) => Promise<S | WorkerDone>;
   /** One unit of work; returns how long to wait before the next one, in milliseconds. May change `state`. */
@@ -91,10 +97,12 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
   const classify = options.classify ?? ((): Failure => ({ what: "step failed" }));
 
   const stopping = new AbortController();
-  // One term per lock tenure (or per init, without a lock): aborted when the lock is lost.
-  let term = new AbortController();
-  let context: WorkerContext = { signal: AbortSignal.any([stopping.signal, term.signal]), log };
-  const lock = options.leader ? new LeaderLock(options.leader.databaseUrl, options.kind, options.key, () => term.abort()) : undefined;
+  // One per lock tenure (or per init, without a lock): aborted when the lock is lost.
+  let tenure = new AbortController();
+  let context: WorkerContext = { signal: AbortSignal.any([stopping.signal, tenure.signal]), log };
+  const lock = options.leader
+    ? new LeaderLock(options.leader.databaseUrl, options.kind, options.key, () => tenure.abort(), { ...DEFAULT_LEADER_TIMING, ...options.leader.timing }, log)
+    : undefined;
 
   const run = async () => {
     let state: { value: S } | undefined;
@@ -103,16 +111,16 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
 
     const startOver = async () => {
       state = undefined;
-      term.abort();
-      term = new AbortController();
-      context = { signal: AbortSignal.any([stopping.signal, term.signal]), log };
+      tenure.abort();
+      tenure = new AbortController();
+      context = { signal: AbortSignal.any([stopping.signal, tenure.signal]), log };
       await lock?.release();
     };
 
     try {
       while (!stopping.signal.aborted) {
         if (lock?.lost) {
-          log.warn("lost the leader lock (its database connection dropped): stopped stepping until it is taken again");
+          log.warn(`lost the leader lock (${lock.lostReason}): stopped stepping until it is taken again`);
           await startOver();
         }
         try {
@@ -125,6 +133,7 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
             }
             if (waiting) log.info(`took over the lock ${lock.name}`);
             waiting = false;
+            context = { ...context, term: lock.term };
           }
           if (!state) {
             const initial = await options.init(context);
@@ -142,6 +151,12 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
         } catch (e) {
           // Ended by stop() or by the loss of the lock (handled above): not a failure.
           if (stopping.signal.aborted || lock?.lost) continue;
+          if (e instanceof LeadershipLostError) {
+            // Found out by a write before the lock's own check did (this process was stopped, say).
+            log.warn(`lost the leader lock (${e.message}): stopped stepping until it is taken again`);
+            await startOver();
+            continue;
+          }
           failures++;
           const failure = classify(e);
           const retryInMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));

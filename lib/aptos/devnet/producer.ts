@@ -69,13 +69,13 @@ export function startAptosDevnetProducer(network: Network, opts: AptosProducerOp
       chainId: chain.chainId,
       resume: () => resume(network),
       nextHeight: (p) => p.cursor?.nextHeight ?? 0n,
-      async produce(p) {
+      async produce(p, term) {
         const height = p.cursor ? BigInt(p.cursor.nextHeight) : 0n;
         const { block, next } = nextBlock(chain, p, nowUs(), userTxCountFor(height));
-        await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor });
+        await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor, term });
         p.cursor = next.cursor;
         p.state = next.state;
-        if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n);
+        if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n, term);
       },
     },
     opts,

@@ -97,7 +97,7 @@ function aptosChain(network: Network, client: AptosNodeClient, log: Logger): Fol
       if (!cursor) return null;
       return { chainId: cursor.chainId, devnet: cursor.source === "devnet" || cursor.chainId === Number(network.devnetChainId), resume: (ledger, signal) => resumeAt(cursor, ledger, signal) };
     },
-    deleteIndex: () => deleteAptosIndex(slug),
+    deleteIndex: (term) => deleteAptosIndex(slug, term),
     async startAt(height, ledger, signal) {
       let start = height;
       if (start > ledger.latest) {
@@ -109,7 +109,7 @@ function aptosChain(network: Network, client: AptosNodeClient, log: Logger): Fol
       return { cursor: null, nextHeight: start, nextVersion: BigInt(block.first_version), epoch: 0n };
     },
     caughtUp: (at, ledger) => at.nextVersion > ledger.version,
-    async ingest(at, ledger, signal) {
+    async ingest(at, ledger, { signal, term }) {
       const groups = await readBlocks(network, client, at, ledger, signal);
       const blocks: IngestBlock[] = [];
       let epoch = at.epoch;
@@ -120,7 +120,7 @@ function aptosChain(network: Network, client: AptosNodeClient, log: Logger): Fol
       });
       const last = blocks.at(-1)!;
       const next: AptosCursor = { source: "upstream", chainId, nextHeight: (last.height + 1n).toString(), nextVersion: (last.lastVersion + 1n).toString() };
-      await storeAptosBlocks(slug, blocks, { next, expected: at.cursor });
+      await storeAptosBlocks(slug, blocks, { next, expected: at.cursor, term });
       Object.assign(at, { cursor: next, nextHeight: last.height + 1n, nextVersion: last.lastVersion + 1n, epoch });
     },
     from: (at) => `block ${at.nextHeight}, version ${at.nextVersion}`,

@@ -55,12 +55,12 @@ export function startDevnetProducer(network: Network, opts: ProducerOptions): Pr
         return head === "foreign" ? head : { prev: head };
       },
       nextHeight: ({ prev }) => (prev ? prev.height + 1n : 1n),
-      async produce(state) {
+      async produce(state, term) {
         const { prev } = state;
         const time = new Date(Math.max(Date.now(), prev ? prev.time.getTime() + 1 : 0));
         const height = prev ? prev.height + 1n : 1n;
         const { block, next } = buildBlock(chain, prev, time, txCountFor(height));
-        await insertBlocks(network.slug, [block]);
+        await insertBlocks(network.slug, [block], { term });
         state.prev = next;
       },
     },

@@ -1,8 +1,9 @@
 import { followUpstream, RefusedError, type FollowedChain, type NodeHead, type UpstreamFollowerOptions } from "@/lib/chains/upstream-follower";
-import { db } from "@/lib/db/client";
+import { db, rawTransaction } from "@/lib/db/client";
 import { RpcError } from "@/lib/jsonrpc/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
+import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import type { WorkerHandle } from "@/lib/workers/worker";
 import { INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { IngestBlock } from "../types";
@@ -27,10 +28,13 @@ interface Position {
   prevHash: string | undefined;
 }
 
-/** Removes every stored block, tx and attribute of a network. */
-export async function deleteNetworkIndex(network: string): Promise<void> {
+/** Removes every stored block, tx and attribute of a network (as the index writer of `term`, when given). */
+export async function deleteNetworkIndex(network: string, term?: LeaderTerm): Promise<void> {
   const tables = ["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values", "consensus_txs", "consensus_blocks"];
-  await db().$transaction(tables.map((table) => db().$executeRawUnsafe(`DELETE FROM ${table} WHERE network = $1`, network)));
+  await rawTransaction(async (client) => {
+    await checkTerm(client, term);
+    for (const table of tables) await client.query(`DELETE FROM ${table} WHERE network = $1`, [network]);
+  });
 }
 
 async function storedHead(network: string): Promise<{ height: bigint; hash: string; chainId: string } | null> {
@@ -80,16 +84,16 @@ function cometChain(network: Network, client: CometClient, log: Logger): Followe
       // Blocks the built-in devnet made before an upstream was configured are not this chain's.
       return { chainId: head.chainId, devnet: head.chainId === String(network.devnetChainId), resume: () => Promise.resolve({ next: head.height + 1n, prevHash: head.hash }) };
     },
-    deleteIndex: () => deleteNetworkIndex(slug),
+    deleteIndex: (term) => deleteNetworkIndex(slug, term),
     startAt: (height) => Promise.resolve({ next: height < 1n ? 1n : height, prevHash: undefined }),
     caughtUp: (at, node) => at.next > node.latest,
-    async ingest(at, node, signal) {
+    async ingest(at, node, { signal, term }) {
       const last = at.next + BigInt(BATCH_SIZE) - 1n < node.latest ? at.next + BigInt(BATCH_SIZE) - 1n : node.latest;
       const heights: bigint[] = [];
       for (let h = at.next; h <= last; h++) heights.push(h);
       const blocks = await Promise.all(heights.map((h) => fetchBlock(h, signal)));
       checkLinks(blocks, at.prevHash);
-      await insertBlocks(slug, blocks);
+      await insertBlocks(slug, blocks, { term });
       at.next = last + 1n;
       at.prevHash = blocks.at(-1)?.result.block_id.hash;
     },

@@ -12,7 +12,9 @@
  * Each stream has a cursor in worker_cursors (the next block and the hash of the one before). The
  * messages of a batch of blocks and the cursor's move are one transaction: after a crash the
  * follower resumes at the first block whose messages were not committed, with nothing lost and
- * nothing queued twice.
+ * nothing queued twice. Those transactions also check the follower's leader term first
+ * (lib/workers/leader-lock.ts): a follower stopped mid-transaction holds its cursor's row, and the
+ * process that takes over ends such a transaction instead of waiting on it for good.
  *
  * Per block: LOG subscriptions match through the family's indexed matcher, BLOCK_PERIOD fires on
  * the first block after startBlock and then every `period` blocks, and each subscription gets at
@@ -27,6 +29,7 @@ import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { CursorConflictError, workerCursor, type WorkerCursor } from "@/lib/workers/cursor";
+import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
 import { enqueueMessages, type NewMessage } from "../outbox";
 import type { WebhookEventType } from "../types";
@@ -73,6 +76,8 @@ interface Stream {
 
 interface FollowerState {
   streams: Stream[];
+  /** The follower's leader term (undefined when driven without a lock, as tests do). */
+  term: LeaderTerm | undefined;
   /** What the subscriptions were built from (null: not loaded yet). */
   signature: string | null;
   lastProgressLog: number;
@@ -190,7 +195,7 @@ async function blockMessages(source: ChainSource, stream: Stream, block: ChainBl
  * one the chain still has, queues `removed: true` copies of the dropped blocks' LOG messages and
  * moves the cursor back to just after the common ancestor, in one transaction.
  */
-async function undoReorg(network: Network, source: ChainSource, stream: Stream, signal: AbortSignal, log: Logger): Promise<void> {
+async function undoReorg(network: Network, source: ChainSource, stream: Stream, term: LeaderTerm | undefined, signal: AbortSignal, log: Logger): Promise<void> {
   const at = stream.at!;
   const tip = BigInt(at.next) - 1n;
   const remembered = await db().$queryRaw<{ number: bigint; hash: string }[]>`
@@ -224,6 +229,7 @@ async function undoReorg(network: Network, source: ChainSource, stream: Stream, 
     ? { next: String(ancestor.number + 1n), hash: ancestor.hash }
     : { next: String(dropped[0]?.number ?? tip + 1n), hash: null };
   await rawTransaction(async (client) => {
+    await checkTerm(client, term);
     await enqueueMessages(client, removals);
     await client.query("DELETE FROM webhook_chain_blocks WHERE network = $1 AND number >= $2::bigint", [network.slug, value.next]);
     await stream.cursor.write(client, value, { expected: at });
@@ -239,7 +245,7 @@ async function undoReorg(network: Network, source: ChainSource, stream: Stream, 
  * Moves a stream towards `target`: one batch of blocks (or the undoing of a reorganisation).
  * Answers whether there is more to do right away.
  */
-async function advance(network: Network, source: ChainSource, stream: Stream, target: bigint, signal: AbortSignal, log: Logger): Promise<boolean> {
+async function advance(network: Network, source: ChainSource, stream: Stream, target: bigint, term: LeaderTerm | undefined, signal: AbortSignal, log: Logger): Promise<boolean> {
   const slug = network.slug;
   const canReorg = stream.instant && source.reorgs;
   if (!stream.at) {
@@ -248,6 +254,7 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     if (!block) return false;
     const value = { next: String(target + 1n), hash: block.hash };
     await rawTransaction(async (client) => {
+      await checkTerm(client, term);
       if (canReorg) await rememberBlocks(client, slug, [block]);
       await stream.cursor.write(client, value, { expected: null });
     });
@@ -262,7 +269,7 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     if (canReorg && linkTo !== null) {
       const last = await source.block(next - 1n, signal);
       if (last?.hash !== linkTo) {
-        await undoReorg(network, source, stream, signal, log);
+        await undoReorg(network, source, stream, term, signal, log);
         return true;
       }
     }
@@ -289,7 +296,7 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     const first = fetched[0];
     if (!first || linkTo === null) return false;
     if (canReorg) {
-      await undoReorg(network, source, stream, signal, log);
+      await undoReorg(network, source, stream, term, signal, log);
       return true;
     }
     log.warn(`block ${first.number} does not follow block ${next - 1n} that the ${stream.name} stream delivered (${linkTo}): the chain changed deeper than the finality depth (${source.finalityDepth}); following the new chain`);
@@ -301,6 +308,7 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
   const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
   signal.throwIfAborted();
   await rawTransaction(async (client) => {
+    await checkTerm(client, term);
     await enqueueMessages(client, messages);
     if (canReorg) await rememberBlocks(client, slug, blocks);
     await stream.cursor.write(client, value, { expected: stream.at });
@@ -318,7 +326,7 @@ function classify(e: unknown): Failure {
 
 /** One step of a follower, for the worker loop and for tests that drive it block by block. */
 export interface NetworkFollower {
-  init(signal: AbortSignal): Promise<FollowerState>;
+  init(signal: AbortSignal, term?: LeaderTerm): Promise<FollowerState>;
   step(state: FollowerState, signal: AbortSignal): Promise<boolean>;
 }
 
@@ -326,13 +334,13 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
   const source = opts.source ?? chainSourceFor(network);
   const log = opts.logger ?? componentLogger("webhooks", { network: network.slug });
   return {
-    async init() {
+    async init(_signal, term) {
       const streams: Stream[] = [];
       for (const name of ["instant", "final"] as const) {
         const cursor = followerCursor(network.slug, name);
         streams.push({ name, instant: name === "instant", cursor, at: await cursor.read(), unlinked: false, startOf: new Map(), matcher: null, periodSubs: [] });
       }
-      return { streams, signature: null, lastProgressLog: Date.now(), checkedHead: null, checkedAt: 0 };
+      return { streams, term, signature: null, lastProgressLog: Date.now(), checkedHead: null, checkedAt: 0 };
     },
     async step(state, signal) {
       const head = await source.head(signal);
@@ -349,7 +357,7 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
       for (const stream of state.streams) {
         const target = stream.instant ? head : head - BigInt(source.finalityDepth);
         if (target < 0n) continue;
-        if (await advance(network, source, stream, target, signal, log)) more = true;
+        if (await advance(network, source, stream, target, state.term, signal, log)) more = true;
       }
       if (Date.now() - state.lastProgressLog > 60_000) {
         state.lastProgressLog = Date.now();
@@ -372,7 +380,7 @@ export function startNetworkFollower(network: Network, opts: FollowerOptions): W
     logger: log,
     classify,
     position: (s) => s.streams.map((st) => `${st.name} at block ${st.at?.next ?? "-"}`).join(", "),
-    init: ({ signal }) => follower.init(signal),
+    init: ({ signal, term }) => follower.init(signal, term),
     step: async (state, { signal }) => ((await follower.step(state, signal)) ? 0 : pollMs),
   });
 }
