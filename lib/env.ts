@@ -117,6 +117,15 @@ const schema = z.object({
   DEVNETS: z.preprocess(emptyAsUndefined, z.enum(["on", "off"]).default("on")),
   EVM_BLOCK_TIME_S: integer(1, 60, 2),
   EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),
+  /** A running EVM devnet's state is saved into the database every this many blocks (and at a clean stop). */
+  EVM_DEVNET_SAVE_BLOCKS: integer(1, 1_000_000, 15),
+  /** The address EVM devnets (anvil) listen on, in the worker process that runs them. */
+  DEVNET_HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
+  /**
+   * The host name other processes reach those devnets at (registered in the database). Default:
+   * DEVNET_HOST, or this host's name when DEVNET_HOST is a wildcard (0.0.0.0, ::).
+   */
+  DEVNET_ADVERTISE_HOST: optionalString,
   CONSENSUS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
   APTOS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
   /** Blocks the Aptos devnet keeps (older ones are pruned, as a fullnode prunes); 0 keeps all. */

@@ -88,7 +88,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const member = await joinCluster({ role: env.ROLE });
     stops.push(() => member.stop());
     // What the chain families run (indexers, devnets), each in the processes of its role.
-    const context = { env, databaseUrl: database.url, logger: log, services };
+    const context = { env, databaseUrl: database.url, logger: log, services, memberId: member.id };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);
     const startWorkers = (role: ProcessRole) => {
       for (const w of workers) {
@@ -126,8 +126,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       });
     }
     // Webhook followers: a network is followed by the role its family names (the one that can
-    // reach its chain: an EVM devnet only from the process that serves the node endpoint). Without
-    // devnets (DEVNETS=off) a network with no upstream has no chain to follow.
+    // reach its chain). Without devnets (DEVNETS=off) a network with no upstream has no chain to follow.
     const reachable = (n: Network) => n.source.kind === "upstream" || env.DEVNETS === "on";
     const follows = (n: Network) => {
       const webhooks = familyOf(n)?.webhooks;

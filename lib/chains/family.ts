@@ -31,6 +31,8 @@ export interface FamilyContext {
   logger: Logger;
   /** The process's services (lib/services.ts), those its gateway and console use. */
   services: Services;
+  /** This process's cluster_members id (lib/cluster/members.ts). */
+  memberId: string;
 }
 
 export interface Stoppable {

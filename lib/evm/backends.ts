@@ -1,14 +1,21 @@
 import type { Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
-import type { AnvilSupervisor } from "./devnet/anvil";
 import { EvmUpstream } from "./upstream";
 
+/** Where a devnet network's node is: the cluster's directory (lib/evm/devnet/cluster.ts), or an in-process supervisor in tests. */
+export interface DevnetLocator {
+  url(network: Network): Promise<string>;
+  /** `url` did not answer: the next call reads where the devnet is again. */
+  unreachable?(network: Network, url: string): void;
+}
+
 /**
- * Where each EVM network's requests go: its configured upstreams, or the local anvil devnet
- * (started on first use). One per process (lib/services.ts), configured by the EVM family's worker.
+ * Where each EVM network's requests go: its configured upstreams, or the network's anvil devnet
+ * (the cluster's, lib/evm/devnet/cluster.ts). One per process (lib/services.ts), configured by the
+ * EVM family's worker.
  */
 export class EvmBackends {
-  private supervisor?: AnvilSupervisor;
+  private devnets?: DevnetLocator;
   /** By network slug; `urls` tells when the catalog pointed the network elsewhere. */
   private readonly pools = new Map<string, { urls: string; upstream: EvmUpstream }>();
   private blockTimeMs = 2000;
@@ -17,8 +24,8 @@ export class EvmBackends {
   /** Parent of the pools' loggers (tests read what the pools say). */
   private logger?: Logger;
 
-  configure(opts: { supervisor?: AnvilSupervisor; blockTimeMs: number; batchMax?: number; logger?: Logger }): void {
-    this.supervisor = opts.supervisor;
+  configure(opts: { devnets?: DevnetLocator; blockTimeMs: number; batchMax?: number; logger?: Logger }): void {
+    this.devnets = opts.devnets;
     this.blockTimeMs = opts.blockTimeMs;
     this.batchMax = opts.batchMax ?? 1;
     this.logger = opts.logger;
@@ -29,8 +36,9 @@ export class EvmBackends {
   /** The nodes of a network: its configured URLs (whose chain id is checked), or its devnet's URL. */
   async poolFor(network: Network): Promise<EvmUpstream> {
     let urls: readonly string[];
+    const devnets = this.devnets;
     if (network.source.kind === "upstream") urls = network.source.urls;
-    else if (this.supervisor) urls = [await this.supervisor.url(network)];
+    else if (devnets) urls = [await devnets.url(network)];
     else throw new NoBackend(`no node is configured for ${network.slug}: set ${network.upstreamVariable} or enable devnets (DEVNETS=on)`);
     const key = urls.join(" ");
     const cached = this.pools.get(network.slug);
@@ -42,6 +50,7 @@ export class EvmBackends {
       chainId: network.source.kind === "upstream" ? network.activeChainId : undefined,
       logger: this.logger,
       batchMax: this.batchMax,
+      onUnavailable: devnets && network.source.kind === "devnet" ? () => devnets.unreachable?.(network, urls[0]!) : undefined,
     });
     this.pools.set(network.slug, { urls: key, upstream });
     return upstream;

@@ -119,7 +119,7 @@ export async function startTestDevnets(opts: { blockTimeSec?: number; trafficInt
   const upstreamLogs: UpstreamLogLine[] = [];
   const logger = pino({ base: undefined, timestamp: false, formatters: { level: (label) => ({ level: label }) } }, { write: (line: string) => void upstreamLogs.push(JSON.parse(line) as UpstreamLogLine) });
   // Single calls are batched upstream as the launcher does by default (UPSTREAM_BATCH_MAX).
-  services().evm.configure({ supervisor, blockTimeMs: blockTimeSec * 1000, batchMax: opts.batchMax ?? DEFAULT_UPSTREAM_BATCH_MAX, logger });
+  services().evm.configure({ devnets: supervisor, blockTimeMs: blockTimeSec * 1000, batchMax: opts.batchMax ?? DEFAULT_UPSTREAM_BATCH_MAX, logger });
   const network = (slug: string) => {
     const n = networkBySlug(slug);
     if (!n) throw new Error(`no network ${slug}`);

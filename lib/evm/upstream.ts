@@ -172,14 +172,17 @@ export class EvmUpstream {
   /** Requests of `call` on their way to the node. */
   private inFlight = 0;
   private batchRefusedUntil = 0;
+  private readonly onUnavailable?: () => void;
 
   /**
    * `chainId`: the chain the nodes must serve (unchecked when omitted, as for the local devnet).
    * `batchMax`: most single calls sent to a node together in one batch (1: each alone).
+   * `onUnavailable`: called when no node gave an answer (a devnet's URL may have moved).
    */
-  constructor(urls: readonly string[], opts: { network: string; chainId?: number | string; logger?: Logger; batchMax?: number }) {
+  constructor(urls: readonly string[], opts: { network: string; chainId?: number | string; logger?: Logger; batchMax?: number; onUnavailable?: () => void }) {
     this.log = (opts.logger ?? componentLogger("upstream")).child({ network: opts.network });
     this.batchMax = opts.batchMax ?? 1;
+    this.onUnavailable = opts.onUnavailable;
     this.pool = new UpstreamPool(urls, {
       network: opts.network,
       timeoutMs: UPSTREAM_TIMEOUT_MS,
@@ -190,7 +193,16 @@ export class EvmUpstream {
 
   /** POSTs a JSON-RPC body and returns the node's JSON-RPC answer, parsed. A write (`retryable: false`) is sent again only when it never left. */
   async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
-    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: jsonRpcAnswer });
+    return this.post(body, opts.retryable, jsonRpcAnswer);
+  }
+
+  private async post<T>(body: string, retryable: boolean, check: (response: UpstreamResponse) => T): Promise<T> {
+    try {
+      return await this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable, check });
+    } catch (e) {
+      if (e instanceof UpstreamUnavailable) this.onUnavailable?.();
+      throw e;
+    }
   }
 
   /**
@@ -201,7 +213,7 @@ export class EvmUpstream {
     const batch = calls.length > 1;
     const requests = calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params }));
     const body = JSON.stringify(batch ? requests : requests[0]);
-    return this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable: opts.retryable, check: (response) => readReply(response, calls.length, batch, opts.refusable ?? false) });
+    return this.post(body, opts.retryable, (response) => readReply(response, calls.length, batch, opts.refusable ?? false));
   }
 
   /**

@@ -19,11 +19,11 @@ export function anvilBinary(): string {
   }
 }
 
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
+    srv.listen(0, host, () => {
       const a = srv.address();
       srv.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
     });
@@ -96,74 +96,46 @@ export class AnvilSupervisor {
 
   private async start(inst: Instance): Promise<string> {
     if (this.closed) throw new Error("the devnet supervisor is shut down");
-    const dir = path.resolve(this.opts.dataDir, inst.network.slug);
-    mkdirSync(dir, { recursive: true });
-    const statePath = path.join(dir, "state.json");
-    const pidFile = path.join(dir, "anvil.pid");
-    // One anvil per state file: one left running by an earlier start (killed too hard to stop its
-    // children) is stopped first; SIGTERM makes it write the state this start then loads.
-    const leftover = await stopLeftover(pidFile, (command) => command.includes("anvil") && command.includes(statePath));
-    if (leftover !== null) this.log.warn({ network: inst.network.slug }, `stopped an anvil left running by an earlier start (pid ${leftover}) on ${statePath}`);
-    const port = await freePort();
-    const args = [
-      "--host", "127.0.0.1",
-      "--port", String(port),
-      "--chain-id", String(inst.network.devnetChainId),
-      "--block-time", String(this.opts.blockTimeSec),
-      "--state", statePath,
-      "--state-interval", "30",
-      "--silent",
-    ];
-    // Tied to this process: it stops when we die, however we die.
-    const child = spawnTied(anvilBinary(), args, { pidFile, deathSignal: "TERM" });
-    child.stdout?.resume();
-    let stderr = "";
-    child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    const anvil = await startAnvil({
+      network: inst.network,
+      dir: path.resolve(this.opts.dataDir, inst.network.slug),
+      blockTimeSec: this.opts.blockTimeSec,
+      logger: this.log,
+    });
+    const child = anvil.child;
     inst.child = child;
     inst.stopping = false;
-    const url = `http://127.0.0.1:${port}`;
     child.on("exit", (code, signal) => {
       if (inst.child !== child) return;
       inst.url = undefined;
       if (inst.stopping || this.closed) return;
       inst.restarts += 1;
       const delay = Math.min(30_000, 500 * 2 ** Math.min(inst.restarts, 6));
-      this.log.warn({ network: inst.network.slug }, `anvil exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().split("\n").at(-1)}` : ""}; restarting in ${delay} ms`);
+      this.log.warn({ network: inst.network.slug }, `anvil exited (${signal ?? `code ${code}`})${anvil.lastError() ? `: ${anvil.lastError()}` : ""}; restarting in ${delay} ms`);
       void inst.cleanup?.().catch(() => undefined);
       inst.cleanup = undefined;
       setTimeout(() => {
         if (!this.closed && !inst.stopping) void this.url(inst.network).catch((e: unknown) => this.log.error({ network: inst.network.slug }, `restart failed: ${errorMessage(e)}`));
       }, delay).unref();
     });
-    await waitForRpc(url, child, () => stderr);
-    inst.url = url;
+    inst.url = anvil.url;
     inst.restarts = 0;
-    this.log.info({ network: inst.network.slug }, `anvil devnet on ${url} (chain id ${inst.network.devnetChainId})`);
     if (this.opts.onStarted) {
       try {
-        inst.cleanup = (await this.opts.onStarted({ network: inst.network, url })) ?? undefined;
+        inst.cleanup = (await this.opts.onStarted({ network: inst.network, url: anvil.url })) ?? undefined;
       } catch (e) {
         this.log.error({ network: inst.network.slug }, `devnet start-up hook failed: ${errorMessage(e)}`);
       }
     }
-    return url;
+    return anvil.url;
   }
 
   private async stopInstance(inst: Instance): Promise<void> {
     inst.stopping = true;
     await inst.cleanup?.().catch(() => undefined);
     inst.cleanup = undefined;
-    const child = inst.child;
     inst.url = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const kill = setTimeout(() => killTied(child), 5000);
-      child.once("exit", () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill("SIGTERM");
-    });
+    if (inst.child) await stopChild(inst.child);
   }
 
   private async stopIdle(): Promise<void> {
@@ -183,23 +155,116 @@ export class AnvilSupervisor {
   }
 }
 
+/** Whether an anvil answers eth_chainId at `url` within `timeoutMs`. */
+export async function answersRpc(url: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
 async function waitForRpc(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
   const until = Date.now() + 30_000;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`anvil exited during start-up: ${stderr().trim() || `code ${child.exitCode}`}`);
-    try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-        signal: AbortSignal.timeout(1000),
-      });
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
+    if (await answersRpc(url, 1000)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   killTied(child);
   throw new Error("anvil did not answer within 30 s");
+}
+
+/** SIGTERM (anvil writes a `--state` file on the way out), SIGKILL after 5 s. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const kill = setTimeout(() => killTied(child), 5000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+export interface AnvilStartOptions {
+  network: Network;
+  /** Holds `state.json` (anvil loads it, and writes it back every 30 s and at exit) and `anvil.pid`. */
+  dir: string;
+  blockTimeSec: number;
+  /** Where it listens (default 127.0.0.1), and the host name in its URL (default: that address). */
+  host?: string;
+  advertiseHost?: string;
+  logger: Logger;
+}
+
+export interface Anvil {
+  url: string;
+  child: ChildProcess;
+  /** The last line anvil wrote to stderr, if any. */
+  lastError(): string | undefined;
+  /** Its state now (anvil_dumpState: gzipped JSON with its accounts, blocks and transactions). */
+  dumpState(): Promise<Buffer>;
+  blockNumber(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one anvil with the network's devnet chain id on a free port, once it answers. Tied to
+ * this process: it stops when we die, however we die. One anvil per state file: one an earlier
+ * start left running on it (killed too hard to stop its children) is stopped first.
+ */
+export async function startAnvil(o: AnvilStartOptions): Promise<Anvil> {
+  mkdirSync(o.dir, { recursive: true });
+  const statePath = path.join(o.dir, "state.json");
+  const pidFile = path.join(o.dir, "anvil.pid");
+  // SIGTERM makes a leftover write the state this start then loads.
+  const leftover = await stopLeftover(pidFile, (command) => command.includes("anvil") && command.includes(statePath));
+  if (leftover !== null) o.logger.warn({ network: o.network.slug }, `stopped an anvil left running by an earlier start (pid ${leftover}) on ${statePath}`);
+  const host = o.host ?? "127.0.0.1";
+  const port = await freePort(host);
+  const args = ["--host", host, "--port", String(port), "--chain-id", String(o.network.devnetChainId), "--block-time", String(o.blockTimeSec), "--state", statePath, "--state-interval", "30", "--silent"];
+  const child = spawnTied(anvilBinary(), args, { pidFile, deathSignal: "TERM" });
+  child.stdout?.resume();
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const advertised = o.advertiseHost ?? host;
+  const url = `http://${advertised.includes(":") ? `[${advertised}]` : advertised}:${port}`;
+  // Asked on the address it listens on: the advertised name may not resolve here.
+  const local = `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+  await waitForRpc(local, child, () => stderr);
+  o.logger.info({ network: o.network.slug }, `anvil devnet on ${url} (chain id ${o.network.devnetChainId})`);
+  return {
+    url,
+    child,
+    lastError: () => stderr.trim().split("\n").at(-1) || undefined,
+    async dumpState() {
+      const hex = await rpc<string>(local, "anvil_dumpState");
+      return Buffer.from(hex.replace(/^0x/, ""), "hex");
+    },
+    async blockNumber() {
+      return Number(await rpc<string>(local, "eth_blockNumber"));
+    },
+    stop: () => stopChild(child),
+  };
+}
+
+async function rpc<T>(url: string, method: string): Promise<T> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const answer = (await res.json()) as { result?: T; error?: { message?: string } };
+  if (answer.result === undefined) throw new Error(`anvil ${method}: ${answer.error?.message ?? `HTTP ${res.status}`}`);
+  return answer.result;
 }
