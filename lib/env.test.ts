@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -18,7 +18,20 @@ describe("configuration", () => {
     const b = parseEnv({ DATA_DIR: dir });
     expect(b.APP_SECRET).toBe(a.APP_SECRET);
     expect(b.NEXTAUTH_SECRET).toBe(a.NEXTAUTH_SECRET);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ APP_SECRET: a.APP_SECRET, NEXTAUTH_SECRET: a.NEXTAUTH_SECRET });
+    expect(b.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY).toBe(a.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY);
+    expect(Buffer.from(a.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY, "base64")).toHaveLength(32);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ APP_SECRET: a.APP_SECRET, NEXTAUTH_SECRET: a.NEXTAUTH_SECRET, NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: a.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY });
+  });
+
+  it("adds the server actions key to a data directory's secrets from before it, keeping the others", () => {
+    const dir = tmp();
+    const old = { APP_SECRET: "a".repeat(43), NEXTAUTH_SECRET: "b".repeat(43) };
+    writeFileSync(path.join(dir, "secrets.json"), JSON.stringify(old));
+    const env = parseEnv({ DATA_DIR: dir });
+    expect(env).toMatchObject(old);
+    expect(Buffer.from(env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY, "base64")).toHaveLength(32);
+    expect(JSON.parse(readFileSync(path.join(dir, "secrets.json"), "utf8"))).toEqual({ ...old, NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY });
+    expect(parseEnv({ DATA_DIR: dir }).NEXT_SERVER_ACTIONS_ENCRYPTION_KEY).toBe(env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY);
   });
 
   it("names every bad variable", () => {
@@ -32,11 +45,30 @@ describe("configuration", () => {
     }
   });
 
-  it("refuses production with an external database but without explicit secrets", () => {
-    expect(() => parseEnv({ NODE_ENV: "production", DATABASE_URL: "postgres://db/x", DATA_DIR: tmp() })).toThrow(/APP_SECRET, NEXTAUTH_SECRET: required in production/);
-    const ok = parseEnv({ NODE_ENV: "production", DATABASE_URL: "postgres://db/x", APP_SECRET: "a".repeat(32), NEXTAUTH_SECRET: "b".repeat(32), PUBLIC_URL: "https://nodes.example.com/" });
-    expect(ok.productionMode).toBe(true);
-    expect(ok.PUBLIC_URL).toBe("https://nodes.example.com");
+  it("with DATABASE_URL (processes that may run on other hosts), requires the shared secrets, names the missing ones and how to make them, and generates none", () => {
+    const actionsKey = "c".repeat(43) + "=";
+    for (const NODE_ENV of ["production", "development", "test"]) {
+      const dir = tmp();
+      expect(() => parseEnv({ NODE_ENV, DATABASE_URL: "postgres://db/x", DATA_DIR: dir })).toThrow(
+        /APP_SECRET, NEXTAUTH_SECRET, NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: required with DATABASE_URL .*openssl rand -base64 32/,
+      );
+      expect(() => parseEnv({ NODE_ENV, DATABASE_URL: "postgres://db/x", DATA_DIR: dir, APP_SECRET: "a".repeat(32), NEXTAUTH_SECRET: "b".repeat(32) })).toThrow(
+        /:\s+NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: required with DATABASE_URL/,
+      );
+      expect(existsSync(path.join(dir, "secrets.json"))).toBe(false);
+    }
+    const ok = parseEnv({ NODE_ENV: "production", DATABASE_URL: "postgres://db/x", APP_SECRET: "a".repeat(32), NEXTAUTH_SECRET: "b".repeat(32), NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: actionsKey, PUBLIC_URL: "https://nodes.example.com/" });
+    expect(ok).toMatchObject({ productionMode: true, PUBLIC_URL: "https://nodes.example.com", NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: actionsKey });
+  });
+
+  it("takes a server actions key Next.js can import (base64 of 16, 24 or 32 bytes) and names a bad one", () => {
+    for (const bytes of [16, 24, 32]) {
+      const key = Buffer.alloc(bytes, 7).toString("base64");
+      expect(parseEnv({ DATA_DIR: tmp(), NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: key }).NEXT_SERVER_ACTIONS_ENCRYPTION_KEY).toBe(key);
+    }
+    for (const bad of [Buffer.alloc(20).toString("base64"), "not base64!", "a".repeat(28)]) {
+      expect(() => parseEnv({ DATA_DIR: tmp(), NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: bad }), bad).toThrow(/NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: must be a base64 AES key of 16, 24 or 32 bytes/);
+    }
   });
 
   it("trusts no proxy's X-Forwarded-For unless told how many proxies are in front", () => {

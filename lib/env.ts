@@ -18,6 +18,19 @@ const secret = z.preprocess(
   emptyAsUndefined,
   z.string().min(32, "must be at least 32 characters (for example: openssl rand -base64 32)").optional(),
 );
+/** Next.js imports it as a raw AES-GCM key (atob): base64 of 16, 24 or 32 bytes. */
+const aesKey = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .trim()
+    .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && [16, 24, 32].includes(Buffer.from(v, "base64").length), "must be a base64 AES key of 16, 24 or 32 bytes (for example: openssl rand -base64 32)")
+    .optional(),
+);
+
+/** The secrets every process of one deployment must share (checked through cluster_members). */
+export const SHARED_SECRETS = ["APP_SECRET", "NEXTAUTH_SECRET", "NEXT_SERVER_ACTIONS_ENCRYPTION_KEY"] as const;
+export type SharedSecret = (typeof SHARED_SECRETS)[number];
 
 /** Most single EVM node calls batched upstream (UPSTREAM_BATCH_MAX) unless configured. */
 export const DEFAULT_UPSTREAM_BATCH_MAX = 50;
@@ -65,6 +78,8 @@ const schema = z.object({
   EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,
   NEXTAUTH_SECRET: secret,
+  /** Encrypts what the console's server actions send to the browser and get back (Next.js reads it from the environment). */
+  NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: aesKey,
   /**
    * Outgoing mail server, smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465.
    * Unset: no mail is sent and sign-ups need no email verification.
@@ -186,6 +201,7 @@ const schema = z.object({
 export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY"> & {
   APP_SECRET: string;
   NEXTAUTH_SECRET: string;
+  NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: string;
   PUBLIC_URL: string;
   /** True when running with production settings against an external database. */
   productionMode: boolean;
@@ -223,25 +239,35 @@ function invalid(lines: string[]): ConfigError {
 
 /**
  * Secrets for the embedded default: generated once into <DATA_DIR>/secrets.json (mode 600) so
- * `npm start` needs no manual step and sessions survive restarts.
+ * `npm start` needs no manual step and sessions survive restarts. A file from before a secret was
+ * added gains it.
  */
-function loadOrCreateLocalSecrets(dataDir: string): { APP_SECRET: string; NEXTAUTH_SECRET: string } {
+function loadOrCreateLocalSecrets(dataDir: string): Record<SharedSecret, string> {
   const file = path.join(dataDir, "secrets.json");
+  const generate: Record<SharedSecret, () => string> = {
+    APP_SECRET: () => randomBytes(32).toString("base64url"),
+    NEXTAUTH_SECRET: () => randomBytes(32).toString("base64url"),
+    NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: () => randomBytes(32).toString("base64"),
+  };
+  let stored: Partial<Record<SharedSecret, string>> = {};
   if (existsSync(file)) {
     const parsed = z
-      .object({ APP_SECRET: z.string().min(32), NEXTAUTH_SECRET: z.string().min(32) })
+      .object({ APP_SECRET: z.string().min(32), NEXTAUTH_SECRET: z.string().min(32), NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: aesKey })
       .safeParse(JSON.parse(readFileSync(file, "utf8")));
-    if (parsed.success) return parsed.data;
-    throw new ConfigError(`${file} is damaged; delete it to generate new secrets (existing API keys can then no longer be revealed).`);
+    if (!parsed.success) throw new ConfigError(`${file} is damaged; delete it to generate new secrets (existing API keys can then no longer be revealed).`);
+    stored = parsed.data;
   }
-  mkdirSync(dataDir, { recursive: true });
-  const secrets = {
-    APP_SECRET: randomBytes(32).toString("base64url"),
-    NEXTAUTH_SECRET: randomBytes(32).toString("base64url"),
-  };
-  writeFileSync(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const secrets = Object.fromEntries(SHARED_SECRETS.map((name) => [name, stored[name] ?? generate[name]()])) as Record<SharedSecret, string>;
+  if (SHARED_SECRETS.some((name) => stored[name] === undefined)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
   return secrets;
+}
+
+function definedSecrets(env: Partial<Record<SharedSecret, string>>): Partial<Record<SharedSecret, string>> {
+  return Object.fromEntries(SHARED_SECRETS.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }
 
 /** Validates the environment; throws ConfigError naming every bad variable. */
@@ -255,16 +281,13 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   if (!parsed.success || problems.length > 0) throw invalid(problems);
   const env = parsed.data;
   const productionMode = env.NODE_ENV === "production" && env.DATABASE_URL !== undefined;
-  let { APP_SECRET, NEXTAUTH_SECRET } = env;
-  if (!APP_SECRET || !NEXTAUTH_SECRET) {
-    if (productionMode) {
-      const missing = [!APP_SECRET && "APP_SECRET", !NEXTAUTH_SECRET && "NEXTAUTH_SECRET"].filter(Boolean).join(", ");
-      throw invalid([`${missing}: required in production (NODE_ENV=production with DATABASE_URL set)`]);
-    }
-    const local = loadOrCreateLocalSecrets(path.resolve(env.DATA_DIR));
-    APP_SECRET ??= local.APP_SECRET;
-    NEXTAUTH_SECRET ??= local.NEXTAUTH_SECRET;
+  // With DATABASE_URL the processes sharing the database may run on other hosts: secrets generated
+  // per data directory would differ between them (a worker could not decrypt another's signing keys).
+  const missing = SHARED_SECRETS.filter((name) => env[name] === undefined);
+  if (missing.length > 0 && env.DATABASE_URL !== undefined) {
+    throw invalid([`${missing.join(", ")}: required with DATABASE_URL (every process sharing the database needs the same values); generate each with: openssl rand -base64 32`]);
   }
+  const secrets = missing.length > 0 ? { ...loadOrCreateLocalSecrets(path.resolve(env.DATA_DIR)), ...definedSecrets(env) } : (env as Record<SharedSecret, string>);
   if ((env.GITHUB_ID === undefined) !== (env.GITHUB_SECRET === undefined)) {
     throw invalid(["GITHUB_ID, GITHUB_SECRET: set both to enable GitHub sign-in, or neither"]);
   }
@@ -275,8 +298,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const local = localRun(env.NODE_ENV, env.HOST, PUBLIC_URL, env.TRUSTED_PROXY_HOPS);
   return {
     ...env,
-    APP_SECRET,
-    NEXTAUTH_SECRET,
+    APP_SECRET: secrets.APP_SECRET,
+    NEXTAUTH_SECRET: secrets.NEXTAUTH_SECRET,
+    NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: secrets.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY,
     PUBLIC_URL,
     productionMode,
     UPSTREAMS: upstream.upstreams,
@@ -348,13 +372,15 @@ export function getEnv(): Env {
 /**
  * Reads and validates the configuration for a starting service, from the environment and a .env
  * file in the working directory (which fills variables the environment does not set). Hands
- * next-auth, which reads its own variables, the resolved session secret and origin.
+ * next-auth and Next.js, which read their own variables, the resolved session secret, origin and
+ * server actions key (Next.js prefers the environment's key to the one its build embedded).
  */
 export function loadEnv(): Env {
   if (existsSync(".env")) process.loadEnvFile(".env");
   resetEnv();
   const env = getEnv();
   process.env.NEXTAUTH_SECRET = env.NEXTAUTH_SECRET;
+  process.env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY = env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY;
   process.env.NEXTAUTH_URL ??= env.PUBLIC_URL;
   return env;
 }

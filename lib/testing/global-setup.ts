@@ -21,6 +21,7 @@ export default async function setup(project: TestProject) {
   process.env.DATA_DIR = testDataDir;
   process.env.APP_SECRET ??= randomBytes(32).toString("base64url");
   process.env.NEXTAUTH_SECRET ??= randomBytes(32).toString("base64url");
+  process.env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY ??= randomBytes(32).toString("base64");
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-pg-"));
   const pg = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
   await applyMigrations(pg.url);

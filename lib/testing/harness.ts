@@ -23,6 +23,7 @@ export async function connectTestDatabase(): Promise<string> {
   process.env.DATA_DIR = await mkdtemp(path.join(os.tmpdir(), "blockgate-test-data-"));
   process.env.APP_SECRET ??= randomBytes(32).toString("base64url");
   process.env.NEXTAUTH_SECRET ??= randomBytes(32).toString("base64url");
+  process.env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY ??= randomBytes(32).toString("base64");
   // The configuration is read once per process: read it again with these values.
   resetEnv();
   getEnv();
