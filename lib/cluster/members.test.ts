@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
+import { listMigrations } from "@/lib/db/migrate";
+import { getEnv } from "@/lib/env";
 import { connectTestDatabase } from "@/lib/testing/harness";
-import { joinCluster } from "./members";
+import { joinCluster, memberIdentity } from "./members";
 
 beforeAll(async () => {
   await connectTestDatabase();
@@ -38,5 +40,36 @@ describe("cluster members", () => {
     expect(web.webProcesses()).toBe(before);
     expect(await db().clusterMember.count({ where: { id: { in: [other.id, worker.id] } } })).toBe(0);
     await web.stop();
+  });
+
+  it("refuses a process whose secrets or build differ from the live members', naming what differs and showing no secret", async () => {
+    const member = await joinCluster({ role: "web" });
+    const env = getEnv();
+    const mine = await memberIdentity();
+    const registered = () => db().clusterMember.count({ where: { pid: process.pid } });
+    const before = await registered();
+
+    const otherKey = await memberIdentity({ ...env, NEXTAUTH_SECRET: "another session secret, 32 chars+" });
+    expect(otherKey.build).toBe(mine.build);
+    const refusal = await joinCluster({ role: "web", identity: otherKey }).then(
+      () => "joined",
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    expect(refusal).toMatch(/^This process cannot join the cluster: its NEXTAUTH_SECRET differs from that of the \d+ live process(es)? sharing this database\. Every process needs the same APP_SECRET, NEXTAUTH_SECRET, NEXT_SERVER_ACTIONS_ENCRYPTION_KEY\.$/);
+    for (const shown of [env.APP_SECRET, env.NEXTAUTH_SECRET, env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY, ...otherKey.secrets.split(".")]) expect(refusal).not.toContain(shown);
+    await expect(joinCluster({ role: "worker", identity: await memberIdentity({ ...env, APP_SECRET: "another app secret, 32 characters+", NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") }) })).rejects.toThrow(
+      /its APP_SECRET, NEXT_SERVER_ACTIONS_ENCRYPTION_KEY differ from that of/,
+    );
+
+    // Another build: one more migration than the live members know.
+    const newer = await memberIdentity(env, [...(await listMigrations()), "20991231000000_from_the_future"]);
+    await expect(joinCluster({ role: "worker", identity: newer })).rejects.toThrow(new RegExp(`this process runs build ${newer.build.replace("+", "\\+")}, the \\d+ live process(es)? sharing this database run ${mine.build.replace("+", "\\+")}\\. An upgrade stops every process`));
+    expect(await registered()).toBe(before);
+
+    // The same identity joins.
+    const same = await joinCluster({ role: "worker", identity: await memberIdentity() });
+    expect(await registered()).toBe(before + 1);
+    await same.stop();
+    await member.stop();
   });
 });

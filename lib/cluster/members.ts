@@ -1,14 +1,53 @@
-import { randomUUID } from "node:crypto";
+import { createHash, createHmac, randomUUID } from "node:crypto";
 import os from "node:os";
 import { db } from "@/lib/db/client";
+import { listMigrations } from "@/lib/db/migrate";
+import { ConfigError, getEnv, SHARED_SECRETS, type SharedSecret } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { version } from "@/package.json";
 
 /** How often a member renews its heartbeat (and re-counts the live web processes). */
 export const HEARTBEAT_MS = 5_000;
 
+/** What every live member of a cluster must have in common: its build and its shared secrets. */
+export interface MemberIdentity {
+  /** package.json's version and a hash of the migrations' names. */
+  build: string;
+  /** Per shared secret, in SHARED_SECRETS' order: the start of an HMAC under it (the secret cannot be read back from it). */
+  secrets: string;
+}
+
+const FINGERPRINT_LABEL = "blockgate cluster member";
+
+/** This process's identity: its configuration's shared secrets, and this build with its migrations. */
+export async function memberIdentity(secrets: Record<SharedSecret, string> = getEnv(), migrations?: readonly string[]): Promise<MemberIdentity> {
+  const names = migrations ?? (await listMigrations());
+  return {
+    build: `${version}+${createHash("sha256").update(names.join("\n")).digest("hex").slice(0, 12)}`,
+    secrets: SHARED_SECRETS.map((name) => createHmac("sha256", secrets[name]).update(FINGERPRINT_LABEL).digest("hex").slice(0, 16)).join("."),
+  };
+}
+
+/**
+ * Why `mine` may not join live members with `theirs`, or undefined when it may: the secrets that
+ * differ (named, never shown), or the builds.
+ */
+function mismatch(mine: MemberIdentity, theirs: MemberIdentity & { count: number }): string | undefined {
+  const others = `the ${theirs.count} live process${theirs.count === 1 ? "" : "es"} sharing this database`;
+  if (theirs.build !== mine.build) {
+    return `this process runs build ${mine.build}, ${others} run ${theirs.build || "an earlier build"}. An upgrade stops every process, runs npm run db:migrate, then starts the new build.`;
+  }
+  const mineParts = mine.secrets.split(".");
+  const theirParts = theirs.secrets.split(".");
+  const differ = SHARED_SECRETS.filter((_, i) => mineParts[i] !== theirParts[i]);
+  if (differ.length === 0) return undefined;
+  return `its ${differ.join(", ")} differ${differ.length === 1 ? "s" : ""} from that of ${others}. Every process needs the same ${SHARED_SECRETS.join(", ")}.`;
+}
+
 export interface MemberOptions {
   role: "all" | "web" | "worker";
+  /** Default: memberIdentity() (tests join with another). */
+  identity?: MemberIdentity;
   /** Default HEARTBEAT_MS (tests shorten it). */
   heartbeatMs?: number;
 }
@@ -34,15 +73,28 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   // Live: a heartbeat within three periods. Rows twice as old are swept.
   const liveMs = 3 * heartbeatMs;
+  const { build, secrets } = options.identity ?? (await memberIdentity());
   let web = 1;
   let failing = false;
-  await db().$executeRaw`
-    INSERT INTO cluster_members (id, role, host, pid, version) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version})`;
+  const refused = await db().$transaction(async (tx) => {
+    // One process joins at a time: two starting together with different secrets cannot both see an empty cluster.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('blockgate:cluster-members'))`;
+    const live = await tx.$queryRaw<{ build: string; secrets: string; count: number }[]>`
+      SELECT build, secrets, count(*) OVER ()::int AS count FROM cluster_members
+      WHERE heartbeat_at >= now() - make_interval(secs => ${liveMs / 1000})
+      ORDER BY started_at LIMIT 1`;
+    const why = live[0] && mismatch({ build, secrets }, live[0]);
+    if (why) return why;
+    await tx.$executeRaw`
+      INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})`;
+    return undefined;
+  });
+  if (refused) throw new ConfigError(`This process cannot join the cluster: ${refused}`);
   const beat = async () => {
     try {
       // A row gone (swept while this process was frozen) is written again.
       await db().$executeRaw`
-        INSERT INTO cluster_members (id, role, host, pid, version) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version})
+        INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`;
       await db().$executeRaw`DELETE FROM cluster_members WHERE heartbeat_at < now() - make_interval(secs => ${(liveMs * 2) / 1000})`;
       const rows = await db().$queryRaw<{ n: number }[]>`
