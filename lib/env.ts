@@ -74,6 +74,11 @@ const schema = z.object({
   PUBLIC_STATEMENT_TIMEOUT_MS: integer(100, 600_000, 5000),
   /** A JSON-RPC batch starts no new item after this long; the rest are answered with an error. */
   PUBLIC_BATCH_BUDGET_MS: integer(100, 600_000, 10_000),
+  /**
+   * This process applies pending migrations as it starts. Default: on for the embedded database,
+   * off with DATABASE_URL, where `npm run db:migrate` applies them once and every process waits for it.
+   */
+  MIGRATE_ON_START: optionalFlag,
   /** Unset: a free port, chosen at the first start and remembered in DATA_DIR/postgres.json. */
   EMBEDDED_PG_PORT: optionalPort,
   APP_SECRET: secret,

@@ -1,11 +1,13 @@
 import { captureLogs } from "@/lib/testing/logs";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, disconnectDb } from "@/lib/db/client";
+import { startEmbeddedPostgres } from "@/lib/db/embedded";
+import { applyMigrations, listMigrations } from "@/lib/db/migrate";
 import { resetEnv } from "@/lib/env";
 import { startService } from "@/lib/runtime";
 import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
@@ -173,5 +175,58 @@ describe("a start-up that fails half-way", () => {
     });
     expect(refused, "the embedded PostgreSQL still accepts connections").toBe(true);
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  });
+});
+
+describe("with DATABASE_URL", () => {
+  it("waits for the migrations npm run db:migrate applies (logged once, GET /api/ready 503 meanwhile) instead of applying them, then starts", async () => {
+    const server = await startEmbeddedPostgres({ dataDir: await mkdtemp(path.join(os.tmpdir(), "blockgate-migrations-wait-")), port: await freePort(), persistent: false });
+    // A database one migration behind this build.
+    const older = await mkdtemp(path.join(os.tmpdir(), "blockgate-older-build-"));
+    await cp(path.join(root, "prisma"), path.join(older, "prisma"), { recursive: true });
+    const last = (await listMigrations()).at(-1) ?? "";
+    await rm(path.join(older, "prisma", "migrations", last), { recursive: true });
+    expect((await readdir(path.join(older, "prisma", "migrations"))).includes(last)).toBe(false);
+    await applyMigrations(server.url, { root: older });
+
+    const saved = { ...process.env };
+    const { logger, messages } = captureLogs();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      Object.assign(process.env, { DATABASE_URL: server.url, ROLE: "web", HOST: "127.0.0.1", PORT: String(port), DEVNETS: "off", DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-waiting-")) });
+      const starting = startService({ withNext: false, logger });
+      let started = false;
+      void starting.then(() => (started = true), () => undefined);
+      const ready = async () => {
+        const res = await fetch(`${url}/api/ready`).catch(() => undefined);
+        return res && { status: res.status, body: (await res.json()) as unknown };
+      };
+      await waitFor(async () => (await ready()) !== undefined, 30_000, "the waiting process to hold its port");
+      expect(await ready()).toEqual({ status: 503, body: { status: "not_ready", reason: `pending migrations: ${last}`, limits: "local" } });
+      const api = await fetch(`${url}/node/base-mainnet`, { method: "POST", body: "{}" });
+      expect(api.status).toBe(503);
+      expect(await api.json()).toMatchObject({ code: "UNAVAILABLE" });
+      // It keeps waiting (it polls every second), says so once, and applied nothing.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(started).toBe(false);
+      expect(messages.filter((m) => m.startsWith("waiting for migrations"))).toEqual(["waiting for migrations (1 pending): run npm run db:migrate once for the cluster"]);
+      const applied = await db().$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM _prisma_migrations WHERE migration_name = $1", last);
+      expect(applied[0]?.n).toBe(0);
+
+      // npm run db:migrate, once for all: the process starts.
+      expect(await applyMigrations(server.url)).toEqual([last]);
+      const service = await starting;
+      expect(messages).toContain("the migrations are applied; starting");
+      const res = await fetch(`${url}/node/base-mainnet`, { method: "POST", body: "{}" });
+      expect(res.status).toBe(401);
+      await service.stop();
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+      resetEnv();
+      await disconnectDb();
+      await server.stop();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ensureDatabase } from "@/lib/db/connection";
 import { disconnectDb } from "@/lib/db/client";
-import { applyMigrations, listMigrations } from "@/lib/db/migrate";
+import { applyMigrations, listMigrations, waitForMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations, setLimitsMode } from "@/lib/db/readiness";
 import { joinCluster } from "@/lib/cluster/members";
 import { RateLimiter } from "@/lib/gateway/limits";
@@ -13,7 +13,7 @@ import { families, familyOf } from "@/lib/chains/registry";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
-import { startHttpServer, type NextHandler, type RunningServer } from "@/lib/server";
+import { startHttpServer, startWaitingServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
@@ -48,7 +48,8 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
 
 /**
  * The composition root. Starts everything one process runs: database (embedded when DATABASE_URL
- * is unset), migrations, the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
+ * is unset), migrations (applied for the embedded database or MIGRATE_ON_START; otherwise waited
+ * for), the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
  * chain followers, webhook delivery). Builds the process's services (lib/services.ts) once and hands
  * them to what it starts; installs them for the code Next.js runs, which cannot be handed them.
  * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
@@ -80,8 +81,23 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     }
   };
   try {
-    const applied = await applyMigrations(database.url);
-    if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
+    if (env.MIGRATE_ON_START ?? database.embedded) {
+      const applied = await applyMigrations(database.url);
+      if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
+    } else {
+      // Processes sharing a database do not race to migrate it: `npm run db:migrate` does, once.
+      // Meanwhile a web process holds its port to say why it is not ready (GET /api/ready: 503).
+      let reason = "";
+      let waiting: Promise<{ close(): Promise<void> } | undefined> | undefined;
+      await waitForMigrations(database.url, {
+        onPending: (status) => {
+          reason = `pending migrations: ${[...status.failed, ...status.pending].join(", ")}`;
+          log.warn({ pending: status.pending, failed: status.failed }, `waiting for migrations (${status.pending.length} pending${status.failed.length > 0 ? `, ${status.failed.length} failed` : ""}): run npm run db:migrate once for the cluster`);
+          if (env.ROLE !== "worker") waiting = startWaitingServer(env.HOST, env.PORT, () => reason).catch(() => undefined);
+        },
+      }).finally(async () => (await waiting)?.close());
+      if (reason) log.info("the migrations are applied; starting");
+    }
     setExpectedMigrations(await listMigrations());
     const invalidations = services.keyVerifier.listen(database.url);
     stops.push(() => invalidations.stop());

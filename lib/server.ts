@@ -7,6 +7,7 @@ import { getEnv, requestCameThroughProxy, webhookPrivateUrlsAllowed } from "@/li
 import { createGateway, type GatewayOptions } from "@/lib/gateway/router";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
+import { limitsMode } from "@/lib/db/readiness";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -104,13 +105,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.host, options.port);
   const { port } = server.address() as AddressInfo;
   const host = options.host === "0.0.0.0" || options.host === "::" ? "localhost" : options.host;
   return {
@@ -152,5 +147,38 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         }, options.drainMs ?? DRAIN_MS);
       });
     },
+  };
+}
+
+function listenOn(server: Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Holds a web process's port while it cannot serve yet (waiting for `npm run db:migrate`), so a
+ * load balancer's readiness check hears why instead of finding nothing: GET /api/ready answers 503
+ * with the reason, as the console's route does, and any other request 503 UNAVAILABLE with Retry-After.
+ */
+export async function startWaitingServer(host: string, port: number, reason: () => string): Promise<{ close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    res.shouldKeepAlive = false;
+    const ready = req.url === "/api/ready";
+    const error = new AppError("UNAVAILABLE", `This server is starting: ${reason()}. Please retry shortly.`, { "Retry-After": "5" });
+    const body = ready ? JSON.stringify({ status: "not_ready", reason: reason(), limits: limitsMode() }) : error.json;
+    res.writeHead(503, { ...(ready ? { "Cache-Control": "no-store" } : error.headers), "Content-Type": "application/json" }).end(body);
+  });
+  await listenOn(server, host, port);
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import type { MigrationList, SchemaEngine, SchemaFilter, SchemasContainer } from "@prisma/schema-engine-wasm";
 
@@ -154,6 +155,20 @@ export async function migrationStatus(url: string, opts?: MigrateOptions): Promi
   }
   status.upToDate = status.pending.length === 0 && status.failed.length === 0;
   return status;
+}
+
+/**
+ * Resolves once every migration in the folder is applied (by `npm run db:migrate`, run once for
+ * all processes), checking every `pollMs` on a connection opened for the check alone. `onPending`
+ * hears of the first check that found some pending.
+ */
+export async function waitForMigrations(url: string, o: MigrateOptions & { pollMs?: number; onPending?(status: MigrationStatus): void } = {}): Promise<void> {
+  for (let first = true; ; first = false) {
+    const status = await migrationStatus(url, o);
+    if (status.upToDate) return;
+    if (first) o.onPending?.(status);
+    await delay(o.pollMs ?? 1000);
+  }
 }
 
 /** Names of the migrations in the folder, oldest first. */
