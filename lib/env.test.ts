@@ -112,8 +112,13 @@ describe("configuration", () => {
     expect(policy({ WEBHOOK_ALLOW_PRIVATE_URLS: "no", WEBHOOK_HTTPS_ONLY: "1" })).toEqual({ allowPrivate: false, httpsOnly: true });
   });
 
-  it("reads DATABASE_POOL_SIZE as a pool size from 1 to 200 (default 10)", () => {
+  it("reads DATABASE_POOL_SIZE as a pool size from 1 to 200 (default by role: all 10, web 8, worker 6), and the raw pool's size", () => {
     expect(parseEnv({ DATA_DIR: tmp() }).DATABASE_POOL_SIZE).toBe(10);
+    expect(parseEnv({ DATA_DIR: tmp(), ROLE: "web" }).DATABASE_POOL_SIZE).toBe(8);
+    expect(parseEnv({ DATA_DIR: tmp(), ROLE: "worker" }).DATABASE_POOL_SIZE).toBe(6);
+    expect(parseEnv({ DATA_DIR: tmp(), ROLE: "worker", DATABASE_POOL_SIZE: "12" }).DATABASE_POOL_SIZE).toBe(12);
+    expect(parseEnv({ DATA_DIR: tmp() }).DATABASE_RAW_POOL_SIZE).toBe(4);
+    expect(() => parseEnv({ DATA_DIR: tmp(), DATABASE_RAW_POOL_SIZE: "0" })).toThrow(/DATABASE_RAW_POOL_SIZE/);
     expect(parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: " 25 " }).DATABASE_POOL_SIZE).toBe(25);
     expect(parseEnv({ DATA_DIR: tmp(), DATABASE_POOL_SIZE: "" }).DATABASE_POOL_SIZE).toBe(10);
     for (const bad of ["0", "201", "ten", "2.5", "-3"]) {

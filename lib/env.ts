@@ -66,10 +66,12 @@ const schema = z.object({
    * divided by the live web processes).
    */
   REDIS_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional()),
-  /** Connections in each process's database pool (console, keys, usage, workers). */
-  DATABASE_POOL_SIZE: integer(1, 200, 10),
-  /** Connections in each process's pool for public API queries (consensus reads and searches), apart from the rest. */
+  /** Connections in each process's database pool (console, keys, usage, workers). Default by ROLE: all 10, web 8, worker 6. */
+  DATABASE_POOL_SIZE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(200).optional()),
+  /** Connections in each process's pool for public API queries (consensus reads and searches), apart from the rest; opened by web processes only. */
   DATABASE_PUBLIC_POOL_SIZE: integer(1, 200, 4),
+  /** Connections in each process's pool for chain ingestion, webhook followers and delivery, and the request log. */
+  DATABASE_RAW_POOL_SIZE: integer(1, 200, 4),
   /** A public API query running longer than this is stopped (PostgreSQL statement_timeout). */
   PUBLIC_STATEMENT_TIMEOUT_MS: integer(100, 600_000, 5000),
   /** A JSON-RPC batch starts no new item after this long; the rest are answered with an error. */
@@ -203,7 +205,11 @@ const schema = z.object({
   DEBUG_SCHEMA_ENGINE: flag,
 });
 
-export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY"> & {
+/** DATABASE_POOL_SIZE unless set: a worker serves no console or keys, a web process no ingestion. */
+const DEFAULT_POOL_SIZE = { all: 10, web: 8, worker: 6 } as const;
+
+export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY" | "DATABASE_POOL_SIZE"> & {
+  DATABASE_POOL_SIZE: number;
   APP_SECRET: string;
   NEXTAUTH_SECRET: string;
   NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: string;
@@ -303,6 +309,7 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const local = localRun(env.NODE_ENV, env.HOST, PUBLIC_URL, env.TRUSTED_PROXY_HOPS);
   return {
     ...env,
+    DATABASE_POOL_SIZE: env.DATABASE_POOL_SIZE ?? DEFAULT_POOL_SIZE[env.ROLE],
     APP_SECRET: secrets.APP_SECRET,
     NEXTAUTH_SECRET: secrets.NEXTAUTH_SECRET,
     NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: secrets.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY,

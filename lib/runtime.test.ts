@@ -5,10 +5,11 @@ import { connect, createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, disconnectDb } from "@/lib/db/client";
+import { connectionBudget, db, disconnectDb } from "@/lib/db/client";
 import { startEmbeddedPostgres } from "@/lib/db/embedded";
 import { applyMigrations, listMigrations } from "@/lib/db/migrate";
-import { resetEnv } from "@/lib/env";
+import { parseEnv, resetEnv } from "@/lib/env";
+import { LeaderLock } from "@/lib/workers/leader-lock";
 import { startService } from "@/lib/runtime";
 import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
 import { freeLowPort, freePort } from "@/lib/testing/ports";
@@ -227,6 +228,62 @@ describe("with DATABASE_URL", () => {
       resetEnv();
       await disconnectDb();
       await server.stop();
+    }
+  });
+
+  it("keeps a process's connections within its budget under load, each named with its pid, and a worker waiting for a leader lock holds no connection", async () => {
+    // This test holds the webhook history sweep's lock: the process waits for it.
+    const lock = new LeaderLock(databaseUrl, "webhook-retention", "all", () => undefined);
+    await waitFor(() => lock.tryAcquire(), 15_000, "the webhook retention lock");
+    const projects = await Promise.all(Array.from({ length: 6 }, () => createTestProject()));
+    const env = { DATABASE_URL: databaseUrl, ROLE: "all", PORT: String(await freePort()), DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-budget-")), NODE_ENV: "test", DEVNETS: "off", USAGE_FLUSH_MS: "100" };
+    const launcher = startLauncher(env);
+    const url = `http://127.0.0.1:${env.PORT}`;
+    try {
+      await waitFor(() => launcher.output().includes("Blockgate is running"), 60_000, `the launcher to start:\n${launcher.output()}`);
+      const budget = connectionBudget(parseEnv({ ...process.env, ...env }));
+      expect(budget).toBe(10 + 4 + 4 + 3 + 1);
+      const samples: Array<{ mine: number; pool: number; waiting: number }> = [];
+      let loading = true;
+      const sampling = (async () => {
+        while (loading) {
+          const [row] = await db().$queryRaw<Array<{ mine: number; pool: number; waiting: number }>>`
+            SELECT count(*) FILTER (WHERE application_name LIKE ${`% (pid ${launcher.child.pid})`})::int AS mine,
+                   count(*) FILTER (WHERE application_name = ${`blockgate pool (pid ${launcher.child.pid})`})::int AS pool,
+                   count(*) FILTER (WHERE application_name = 'blockgate worker webhook-retention:all'
+                     AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted))::int AS waiting
+            FROM pg_stat_activity a`;
+          if (row) samples.push(row);
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      })();
+      // 40 clients at once for 600 requests, on six keys and unknown ones (each a lookup).
+      let sent = 0;
+      const statuses = new Map<number, number>();
+      await Promise.all(
+        Array.from({ length: 40 }, async () => {
+          while (sent < 600) {
+            const i = sent++;
+            const key = i % 4 === 0 ? `bg_unknown${i}` : (projects[i % projects.length]?.apiKey ?? "");
+            const res = await fetch(`${url}/node/base-mainnet`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": key }, body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "net_version" }) });
+            await res.arrayBuffer();
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          }
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      loading = false;
+      await sampling;
+      expect(statuses.get(200) ?? 0, JSON.stringify([...statuses])).toBeGreaterThan(300);
+      const peak = Math.max(...samples.map((x) => x.mine));
+      expect(peak, JSON.stringify(samples.slice(-5))).toBeLessThanOrEqual(budget);
+      expect(Math.max(...samples.map((x) => x.pool))).toBeGreaterThan(0);
+      // A waiter opens a connection for each attempt (every 5 s) and closes it: seen in a sample at most now and then.
+      expect(samples.filter((x) => x.waiting > 0).length, `${samples.length} samples`).toBeLessThan(samples.length / 4);
+    } finally {
+      launcher.child.kill("SIGTERM");
+      await new Promise((resolve) => launcher.child.once("exit", resolve));
+      await lock.release();
     }
   });
 });

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { ensureDatabase } from "@/lib/db/connection";
-import { disconnectDb } from "@/lib/db/client";
+import { connectionBudget, disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations, waitForMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations, setLimitsMode } from "@/lib/db/readiness";
 import { joinCluster } from "@/lib/cluster/members";
@@ -103,6 +103,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     stops.push(() => invalidations.stop());
     const member = await joinCluster({ role: env.ROLE });
     stops.push(() => member.stop());
+    log.info(`database connections: at most ${connectionBudget(env)}, and one per leader lock held`);
     // What the chain families run (indexers, devnets), each in the processes of its role.
     const context = { env, databaseUrl: database.url, logger: log, services, memberId: member.id };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);

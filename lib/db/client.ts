@@ -1,6 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { databaseUrl, getEnv } from "@/lib/env";
+import { databaseUrl, getEnv, type Env } from "@/lib/env";
 import { perProcess } from "@/lib/per-process";
 import { PrismaClient } from "./generated/client";
 
@@ -12,9 +12,32 @@ function requiredDatabaseUrl(): string {
   return connectionString;
 }
 
+/**
+ * Every connection this process opens says whose it is in pg_stat_activity: "blockgate <part>
+ * (pid N)", at most 63 characters (PostgreSQL cuts longer names).
+ */
+export function connectionName(part: string): string {
+  const pid = ` (pid ${process.pid})`;
+  return `blockgate ${part}`.slice(0, 63 - pid.length) + pid;
+}
+
+/**
+ * The most connections one process opens with this configuration, besides one per leader lock it
+ * holds (README, Connections): its pools (the public one in web processes only), its LISTEN
+ * connections (key changes; webhook messages due in workers; blocks stored in web processes, while
+ * WebSocket subscribers listen) and one short-lived check (the database probe during an outage,
+ * the migrations check at start).
+ */
+export function connectionBudget(env: Pick<Env, "ROLE" | "DATABASE_POOL_SIZE" | "DATABASE_PUBLIC_POOL_SIZE" | "DATABASE_RAW_POOL_SIZE">): number {
+  const web = env.ROLE !== "worker";
+  const worker = env.ROLE !== "web";
+  const listeners = 1 + (worker ? 1 : 0) + (web ? 1 : 0);
+  return env.DATABASE_POOL_SIZE + (web ? env.DATABASE_PUBLIC_POOL_SIZE : 0) + env.DATABASE_RAW_POOL_SIZE + listeners + 1;
+}
+
 function createClient(): PrismaClient {
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString: requiredDatabaseUrl(), max: getEnv().DATABASE_POOL_SIZE }),
+    adapter: new PrismaPg({ connectionString: requiredDatabaseUrl(), max: getEnv().DATABASE_POOL_SIZE, application_name: connectionName("pool") }),
     // Secret columns are never selected unless a query asks for them by name.
     omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
   });
@@ -61,7 +84,7 @@ export function publicDb(): Client {
         options: Object.entries(PUBLIC_PLANNER_SETTINGS)
           .map(([name, value]) => `-c ${name}=${value}`)
           .join(" "),
-        application_name: "blockgate public queries",
+        application_name: connectionName("public queries"),
       }),
       omit: { apiKey: { ciphertext: true }, user: { passwordHash: true } },
     });
@@ -88,7 +111,7 @@ export function isStatementTimeout(e: unknown): boolean {
  */
 export function rawPool(): pg.Pool {
   if (!pools.rawPool) {
-    const pool = new pg.Pool({ connectionString: requiredDatabaseUrl(), max: 4, allowExitOnIdle: true });
+    const pool = new pg.Pool({ connectionString: requiredDatabaseUrl(), max: getEnv().DATABASE_RAW_POOL_SIZE, allowExitOnIdle: true, application_name: connectionName("raw pool") });
     // A connection dropped by the server (a restart, a crash) must not crash the process: idle, the
     // pool hears of it; checked out, node-postgres fails the query and also emits "error" on the
     // client, which needs a listener of its own.

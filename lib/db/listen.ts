@@ -16,6 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
+import { connectionName } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 
 export const RECONNECT_MS = 1000;
@@ -26,7 +27,7 @@ export interface ListenOptions {
   /** The database (a function: read when each connection opens). */
   connectionString: string | (() => string);
   channel: string;
-  /** Shown as the session's application_name: "blockgate <name> (pid N)". */
+  /** Shown as the session's application_name: "blockgate <name> (pid N)" (connectionName). */
   name: string;
   onNotification(payload: string): void;
   /** After LISTEN is in place; `afterOutage` when a failure or loss came before (notifications may have been missed). */
@@ -85,7 +86,7 @@ export function listen(o: ListenOptions): Listening {
   const connect = async (): Promise<void> => {
     if (stopped) return;
     const url = typeof o.connectionString === "function" ? o.connectionString() : o.connectionString;
-    const c = new Client({ connectionString: url, application_name: `blockgate ${o.name} (pid ${process.pid})`, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS });
+    const c = new Client({ connectionString: url, application_name: connectionName(o.name), keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS });
     client = c;
     // Private to this connection: other processes never hear its heartbeats.
     const heartbeatChannel = `blockgate_heartbeat_${randomBytes(8).toString("hex")}`;

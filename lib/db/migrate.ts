@@ -121,7 +121,8 @@ export async function diffMigrationsToSchema(url?: string, opts?: MigrateOptions
 /** Compares the migrations folder with `_prisma_migrations`. Plain SQL: no schema engine involved. */
 export async function migrationStatus(url: string, opts?: MigrateOptions): Promise<MigrationStatus> {
   const local = (await readMigrations(paths(opts).migrations)).migrationDirectories;
-  const client = new pg.Client({ connectionString: url });
+  // Named as lib/db/client.ts names every connection (not imported: database scripts load this file alone).
+  const client = new pg.Client({ connectionString: url, application_name: `blockgate migrations check (pid ${process.pid})` });
   await client.connect();
   let rows: { migration_name: string; checksum: string; finished_at: Date | null }[];
   try {

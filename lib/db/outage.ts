@@ -4,6 +4,7 @@
  * database answers again (a probe checks every second while it is down), never one per request.
  */
 import pg from "pg";
+import { connectionName } from "@/lib/db/client";
 import { databaseUrl } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { perProcess } from "@/lib/per-process";
@@ -65,7 +66,7 @@ export function reportDatabaseUnreachable(e: unknown): void {
   const probe = async () => {
     const url = databaseUrl();
     if (!url) return;
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_MS });
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_MS, application_name: connectionName("database probe") });
     client.on("error", () => undefined);
     try {
       await client.connect();

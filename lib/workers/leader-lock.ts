@@ -128,7 +128,11 @@ export class LeaderLock {
     // hashtext (32 bits) as the consensus index lock always used: processes of an earlier version
     // and of this one agree on who writes during a rolling upgrade.
     const r = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [this.name]);
-    if (r.rows[0]?.ok !== true || this.lostBecause !== undefined) return false;
+    if (r.rows[0]?.ok !== true || this.lostBecause !== undefined) {
+      // A waiter holds no connection between attempts: only the leaders of a cluster count against max_connections.
+      await this.release();
+      return false;
+    }
     this.holding = true;
     try {
       this.current = { name: this.name, term: await this.nextTerm(client) };
