@@ -1,7 +1,9 @@
 /**
- * In-memory limits keyed by a string (a client address, an email and address pair, "all").
- * Per process: with several web processes each enforces its own share. Times are milliseconds on
- * the monotonic clock (performance.now()), so a wall-clock step neither frees nor blocks anyone.
+ * In-memory limits keyed by a string (a client address, an email and address pair, "all"): what
+ * one process counts. Limits the processes of a cluster share (lib/limits/shared.ts) count here
+ * while Redis is away, each process holding its share (`share`: the live web processes). Times are
+ * milliseconds on the monotonic clock (performance.now()), so a wall-clock step neither frees nor
+ * blocks anyone.
  */
 
 /** How many keys a limiter keeps before it drops idle ones (then the least recently used). */
@@ -21,12 +23,23 @@ export interface BucketLimit {
 export class TokenBuckets {
   private readonly fullAt = new Map<string, number>();
 
-  constructor(readonly limit: BucketLimit) {}
+  /** `share`: what the limit is divided by now (a smaller burst, a slower refill); default 1. */
+  constructor(
+    private readonly whole: BucketLimit,
+    private readonly share?: () => number,
+  ) {}
+
+  /** The limit this process holds now. */
+  get limit(): BucketLimit {
+    const s = this.share?.() ?? 1;
+    return s === 1 ? this.whole : { burst: Math.max(1, Math.floor(this.whole.burst / s)), refillMs: this.whole.refillMs * s };
+  }
 
   /** Milliseconds until the key may make a request (0: it may now). Takes nothing. */
   waitMs(key: string, now = performance.now()): number {
+    const { burst, refillMs } = this.limit;
     const full = Math.max(this.fullAt.get(key) ?? now, now);
-    return Math.max(0, Math.ceil(full - (this.limit.burst - 1) * this.limit.refillMs - now));
+    return Math.max(0, Math.ceil(full - (burst - 1) * refillMs - now));
   }
 
   /** Counts one request for the key (call after waitMs answered 0). */
@@ -41,8 +54,9 @@ export class TokenBuckets {
   giveBack(key: string, now = performance.now()): void {
     const full = this.fullAt.get(key);
     if (full === undefined) return;
-    if (full - this.limit.refillMs <= now) this.fullAt.delete(key);
-    else this.fullAt.set(key, full - this.limit.refillMs);
+    const refillMs = this.limit.refillMs;
+    if (full - refillMs <= now) this.fullAt.delete(key);
+    else this.fullAt.set(key, full - refillMs);
   }
 }
 
@@ -60,7 +74,11 @@ export interface BackoffPolicy {
 export class FailureBackoff {
   private readonly entries = new Map<string, { failures: number; last: number }>();
 
-  constructor(readonly policy: BackoffPolicy) {}
+  /** `share`: what the free failures are divided by now; default 1. */
+  constructor(
+    readonly policy: BackoffPolicy,
+    private readonly share?: () => number,
+  ) {}
 
   private live(key: string, now: number): { failures: number; last: number } | undefined {
     const e = this.entries.get(key);
@@ -74,8 +92,9 @@ export class FailureBackoff {
   /** Milliseconds the key must still wait before its next attempt (0: none). */
   waitMs(key: string, now = performance.now()): number {
     const e = this.live(key, now);
-    if (!e || e.failures < this.policy.freeFailures) return 0;
-    const delay = Math.min(this.policy.maxDelayMs, this.policy.firstDelayMs * 2 ** (e.failures - this.policy.freeFailures));
+    const free = Math.floor(this.policy.freeFailures / (this.share?.() ?? 1));
+    if (!e || e.failures < free) return 0;
+    const delay = backoffDelayMs(this.policy, e.failures - free);
     return Math.max(0, Math.ceil(e.last + delay - now));
   }
 
@@ -89,6 +108,11 @@ export class FailureBackoff {
   forget(key: string): void {
     this.entries.delete(key);
   }
+}
+
+/** The wait after `over` failures past the free ones (0: the first over them). */
+export function backoffDelayMs(policy: BackoffPolicy, over: number): number {
+  return Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** over);
 }
 
 /** Drops the idle entries, then the least recently used ones (maps keep insertion order) until under MAX_KEYS. */

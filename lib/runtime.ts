@@ -3,7 +3,7 @@ import { ensureDatabase } from "@/lib/db/connection";
 import { connectionBudget, disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations, waitForMigrations } from "@/lib/db/migrate";
 import { setExpectedMigrations, setLimitsMode } from "@/lib/db/readiness";
-import { joinCluster } from "@/lib/cluster/members";
+import { joinCluster, type ClusterMembership } from "@/lib/cluster/members";
 import { RateLimiter } from "@/lib/gateway/limits";
 import { QuotaTracker } from "@/lib/gateway/quota";
 import { SharedLimits } from "@/lib/limits/shared";
@@ -64,7 +64,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const stops: Array<() => Promise<void>> = [];
   let http: RunningServer | undefined;
   let nextApp: Awaited<ReturnType<typeof loadNext>> | undefined;
-  const services = installServices(createServices(env));
+  // Limits the web processes hold together, shared through Redis (local in a worker, which holds none).
+  let member: ClusterMembership | undefined;
+  const limits =
+    env.ROLE === "worker"
+      ? new SharedLimits()
+      : new SharedLimits({ redisUrl: env.REDIS_URL, webProcesses: () => member?.webProcesses() ?? 1, onMode: setLimitsMode, logger: log.child({ component: "limits" }) });
+  stops.push(() => limits.stop());
+  const services = installServices(createServices(env, limits));
   const { meter: usage, requestLog: requests } = services;
   const shutdown = async () => {
     try {
@@ -101,11 +108,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     setExpectedMigrations(await listMigrations());
     const invalidations = services.keyVerifier.listen(database.url);
     stops.push(() => invalidations.stop());
-    const member = await joinCluster({ role: env.ROLE });
-    stops.push(() => member.stop());
+    const joined = (member = await joinCluster({ role: env.ROLE }));
+    stops.push(() => joined.stop());
     log.info(`database connections: at most ${connectionBudget(env)}, and one per leader lock held`);
     // What the chain families run (indexers, devnets), each in the processes of its role.
-    const context = { env, databaseUrl: database.url, logger: log, services, memberId: member.id };
+    const context = { env, databaseUrl: database.url, logger: log, services, memberId: joined.id };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);
     const startWorkers = (role: ProcessRole) => {
       for (const w of workers) {
@@ -122,9 +129,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       startWorkers("worker");
     }
     if (env.ROLE !== "worker") {
-      // The CU per second and the allowance, shared with the other web processes through Redis.
-      const limits = new SharedLimits({ redisUrl: env.REDIS_URL, webProcesses: member.webProcesses, onMode: setLimitsMode, logger: log.child({ component: "limits" }) });
-      stops.push(() => limits.stop());
       startWorkers("web");
       if (options.withNext ?? true) nextApp = await loadNext(env, options.dev ?? false);
       usage.start(env.USAGE_FLUSH_MS);
@@ -136,6 +140,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         meter: usage,
         limiter: new RateLimiter(limits),
         allowance: new QuotaTracker(Date.now, limits),
+        limits,
         metering: env.USAGE_METERING === "on",
         requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,

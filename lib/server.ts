@@ -55,8 +55,8 @@ export interface RunningServer {
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningServer> {
   const log = options.logger ?? componentLogger("web");
-  const { meter, requestLog, keys, limiter, allowance, metering, trustedProxyHops, now } = options;
-  const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
+  const { meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now } = options;
+  const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {

@@ -10,6 +10,7 @@
 import { getEnv, type Env } from "@/lib/env";
 import { EvmBackends } from "@/lib/evm/backends";
 import { KeyVerifier } from "@/lib/keys/verifier";
+import { SharedLimits } from "@/lib/limits/shared";
 import { componentLogger } from "@/lib/log";
 import { perProcess } from "@/lib/per-process";
 import { minuteRetentionMs, UsageMeter } from "@/lib/usage/meter";
@@ -27,10 +28,14 @@ export interface Services {
   evm: EvmBackends;
   /** The webhook chain source of each network. */
   chainSources: ChainSources;
+  /** What the limits every web process holds together are shared through (Redis; local until given one). */
+  limits: SharedLimits;
 }
 
-export function createServices(env: Env): Services {
+/** `limits`: the process's connection to the shared limits (the composition root's); default local. */
+export function createServices(env: Env, limits = new SharedLimits()): Services {
   return {
+    limits,
     keyVerifier: new KeyVerifier({ cacheTtlMs: env.KEY_CACHE_TTL_MS }),
     meter: new UsageMeter(componentLogger("usage"), minuteRetentionMs(env)),
     requestLog: new RequestLog(),

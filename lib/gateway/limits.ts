@@ -2,7 +2,8 @@ import { AppError } from "@/lib/errors";
 import { PLANS } from "@/lib/plans";
 import { retryAfterSeconds } from "@/lib/rate-limit";
 import type { Plan } from "@/lib/db/generated/enums";
-import { REPORT_MS, type SharedLimits } from "@/lib/limits/shared";
+import type { RateLimiterRedis } from "rate-limiter-flexible";
+import { BackgroundReports, type SharedLimits } from "@/lib/limits/shared";
 
 /** Who a throughput limit counts for: a project, or on the free plan its account. */
 export interface ThroughputSubject {
@@ -52,13 +53,13 @@ interface Bucket {
  */
 export class RateLimiter implements ThroughputLimiter {
   private buckets = new Map<string, Bucket>();
-  /** Subjects Redis reported over their rate, until when (performance.now()). */
-  private readonly refusedUntil = new Map<string, number>();
-  /** CU let through and not reported yet, by plan rate and subject. */
-  private readonly unreported = new Map<number, Map<string, number>>();
-  private reporting?: NodeJS.Timeout;
+  private readonly reports?: BackgroundReports;
+  /** The counter in Redis of each plan rate. */
+  private readonly counters = new Map<number, RateLimiterRedis>();
 
-  constructor(private readonly shared?: SharedLimits) {}
+  constructor(private readonly shared?: SharedLimits) {
+    this.reports = shared && new BackgroundReports(shared);
+  }
 
   take(who: ThroughputSubject, cu: number, at?: number): number {
     const rate = PLANS[who.plan].cuPerSecond;
@@ -68,13 +69,8 @@ export class RateLimiter implements ThroughputLimiter {
     const key = throughputKey(who);
     let limit = rate;
     if (this.shared) {
-      if (this.refusedUntil.size > 0) {
-        const until = this.refusedUntil.get(key);
-        if (until !== undefined) {
-          if (until > now) return until - now;
-          this.refusedUntil.delete(key);
-        }
-      }
+      const refused = this.reports!.refusedFor(key, now);
+      if (refused > 0) return refused;
       limit = rate / this.shared.share();
     }
     let b = this.buckets.get(key);
@@ -88,36 +84,19 @@ export class RateLimiter implements ThroughputLimiter {
     const needed = Math.min(cu, limit);
     if (b.tokens < needed) return ((needed - b.tokens) / limit) * 1000;
     b.tokens -= cu;
-    if (this.shared?.mode === "shared") this.report(rate, key, cu);
+    if (this.shared?.mode === "shared") this.reports!.add(this.counter(rate), key, cu);
     return 0;
   }
 
-  private report(rate: number, key: string, cu: number): void {
-    let byKey = this.unreported.get(rate);
-    if (!byKey) {
-      byKey = new Map();
-      this.unreported.set(rate, byKey);
+  /** The one-second window of `rate` CU in Redis (while limits are shared). */
+  private counter(rate: number): RateLimiterRedis {
+    let c = this.counters.get(rate);
+    if (!c) {
+      c = this.shared!.counter("cu", rate, 1)!;
+      this.counters.set(rate, c);
     }
-    byKey.set(key, (byKey.get(key) ?? 0) + cu);
-    this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
+    return c;
   }
-
-  private readonly sendReports = () => {
-    this.reporting = undefined;
-    const shared = this.shared!;
-    for (const [rate, byKey] of this.unreported) {
-      const counter = shared.counter("cu", rate, 1);
-      if (counter) {
-        for (const [key, cu] of byKey) {
-          counter.consume(key, Math.ceil(cu)).catch((reason: unknown) => {
-            const wait = shared.refusal(reason);
-            if (wait !== undefined && wait > 0) this.refusedUntil.set(key, performance.now() + wait);
-          });
-        }
-      }
-      byKey.clear();
-    }
-  };
 }
 
 /** The refusals by plan and seconds to wait, each made once: a flood of refused calls costs no error (nor its stack trace) per call. */

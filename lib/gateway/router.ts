@@ -7,7 +7,8 @@ import { componentLogger, type Logger } from "@/lib/log";
 import type { KeyPrincipal, KeyRefusal } from "@/lib/keys/verifier";
 import { services } from "@/lib/services";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
-import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
+import { SharedBuckets, type SharedLimits } from "@/lib/limits/shared";
+import { retryAfterSeconds, type BucketLimit } from "@/lib/rate-limit";
 import { statusClass } from "@/lib/usage/meter";
 import type { RequestLogEntry } from "@/lib/usage/request-log";
 import { RateLimiter, throughputRefusal, type ThroughputLimiter } from "./limits";
@@ -44,6 +45,8 @@ export interface GatewayOptions extends Partial<GatewayParts> {
   trustedProxyHops?: number;
   /** Wall-clock milliseconds for the default allowance's periods (default Date.now; tests move it across a reset). */
   now?: () => number;
+  /** What the failed-key limit per client address is shared through (default: the process's, lib/services.ts). */
+  limits?: SharedLimits;
 }
 
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
@@ -403,7 +406,7 @@ class Gateway {
   private readonly mounts: Map<string, Mount>;
   private readonly parts: GatewayParts;
   private readonly log: Logger;
-  private readonly failedAuth = new TokenBuckets(FAILED_AUTH_LIMIT);
+  private readonly failedAuth: SharedBuckets;
   private readonly trustedProxyHops: number;
   /** The connections taken over by an upgrade, by socket: how each ends when the server stops. */
   private readonly taken = new Map<Duplex, () => void>();
@@ -417,6 +420,7 @@ class Gateway {
         : { keys, limiter: UNLIMITED, allowance: NO_ALLOWANCE, meter: NOT_METERED, requestLog: options.requestLog };
     this.log = options.logger ?? componentLogger("gateway");
     this.trustedProxyHops = options.trustedProxyHops ?? 0;
+    this.failedAuth = new SharedBuckets("failed-auth", FAILED_AUTH_LIMIT, options.limits ?? services().limits);
   }
 
   /** A request on a public API path: true when taken (answered, or being answered). */

@@ -4,6 +4,8 @@ import { db } from "@/lib/db/client";
 import { limitsMode, setLimitsMode } from "@/lib/db/readiness";
 import { EVM_METHODS } from "@/lib/evm/methods";
 import { RateLimiter } from "@/lib/gateway/limits";
+import { FAILED_AUTH_LIMIT } from "@/lib/gateway/router";
+import { generateKeyMaterial } from "@/lib/keys/secret";
 import { QuotaTracker } from "@/lib/gateway/quota";
 import { PLANS } from "@/lib/plans";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
@@ -22,7 +24,8 @@ beforeAll(async () => {
     const { logger, messages } = captureLogs();
     const entry: (typeof gateways)[number] = { gw: undefined!, limits: undefined!, logs: messages };
     entry.limits = new SharedLimits({ redisUrl: redis.url, webProcesses: () => entry.member?.webProcesses() ?? 1, onMode: i === 0 ? setLimitsMode : undefined, logger, probeMs: 100 });
-    entry.gw = await startTestGateway({ limiter: new RateLimiter(entry.limits), allowance: new QuotaTracker(Date.now, entry.limits) });
+    // Behind one trusted proxy: each X-Forwarded-For address is its own client.
+    entry.gw = await startTestGateway({ limiter: new RateLimiter(entry.limits), allowance: new QuotaTracker(Date.now, entry.limits), limits: entry.limits, trustedProxyHops: 1 });
     gateways.push(entry);
   }
   for (const g of gateways) g.member = await joinCluster({ role: "web" });
@@ -81,6 +84,17 @@ async function load(targets: TestGateway[], key: string, cuPerSecond: number, se
   return { all, servedCu: all.reduce((n, a) => n + a.servedCu, 0), seconds: (performance.now() - started) / 1000 };
 }
 
+/** A request with a made-up key from `address`: its status (401: looked up; 429: refused before the lookup) and Retry-After. */
+async function madeUpKey(gw: TestGateway, address: string): Promise<{ status: number; retryAfter: string | null }> {
+  const res = await fetch(`${gw.url}/node/ethereum-mainnet`, {
+    method: "POST",
+    headers: { "X-API-KEY": generateKeyMaterial().secret, "Content-Type": "application/json", "X-Forwarded-For": address },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+  });
+  await res.body?.cancel();
+  return { status: res.status, retryAfter: res.headers.get("retry-after") };
+}
+
 describe("limits shared through Redis", () => {
   it("two gateways hold a project to its plan's CU per second together: at twice the rate, served CU stay within the rate plus one burst", async () => {
     const p = await createTestProject("Shared rate", "DEVELOPER");
@@ -129,6 +143,18 @@ describe("limits shared through Redis", () => {
     expect(served).toBeGreaterThanOrEqual(10);
   });
 
+  it("two gateways hold a client address to one burst of failed key lookups together, not one each", async () => {
+    const answers = [];
+    for (let i = 0; i < 2 * FAILED_AUTH_LIMIT.burst; i++) answers.push(await madeUpKey(gateways[i % 2]!.gw, "198.51.100.61"));
+    const lookedUp = answers.filter((a) => a.status === 401).length;
+    // Each gateway learns what the other took within moments: a lookup or two more at most.
+    expect(lookedUp).toBeGreaterThanOrEqual(FAILED_AUTH_LIMIT.burst);
+    expect(lookedUp).toBeLessThanOrEqual(FAILED_AUTH_LIMIT.burst + 2);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBe(answers.length - lookedUp);
+    expect(Number(refused.at(-1)?.retryAfter)).toBeGreaterThanOrEqual(1);
+  });
+
   it("while Redis is frozen, requests are answered at once, each gateway enforces its share (limits: local), and shared limits come back by themselves", async () => {
     const p = await createTestProject("Redis frozen", "DEVELOPER");
     const rate = PLANS.DEVELOPER.cuPerSecond!;
@@ -150,6 +176,11 @@ describe("limits shared through Redis", () => {
       const share = rate / processes;
       expect(run.servedCu).toBeLessThanOrEqual(1.05 * share * run.seconds + share);
       expect(run.all.every((a) => a.ms < 1_000)).toBe(true);
+
+      // Failed key lookups per address: this gateway's share of the burst.
+      const lookups = [];
+      for (let i = 0; i < FAILED_AUTH_LIMIT.burst; i++) lookups.push((await madeUpKey(gateways[0]!.gw, "198.51.100.62")).status);
+      expect(lookups.filter((s) => s === 401)).toHaveLength(Math.floor(FAILED_AUTH_LIMIT.burst / processes));
     } finally {
       redis.thaw();
     }

@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { backoffDelayMs, FailureBackoff, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
 
 /** shared: limits count in Redis for every process; local: each process enforces its share. */
 export type LimitsMode = "local" | "shared";
@@ -43,11 +44,12 @@ export class SharedLimits {
   private probing = false;
   private stopped = false;
 
+  /** Without options: local for good, and nothing said (a process that holds no limits: a worker, a test's default). */
   constructor(private readonly options: SharedLimitsOptions = {}) {
     this.log = options.logger ?? componentLogger("limits");
     this.webProcesses = options.webProcesses ?? (() => 1);
     if (options.redisUrl === undefined) {
-      this.set("local", "REDIS_URL not set");
+      if (arguments.length > 0) this.set("local", "REDIS_URL not set");
       return;
     }
     this.redis = new Redis(options.redisUrl, {
@@ -97,6 +99,27 @@ export class SharedLimits {
     this.redis.set(`bg:${prefix}:${key}`, Math.ceil(points), "EX", ttlS, "NX").catch((e: unknown) => this.unreachable(e));
   }
 
+  /** Keeps a counter's key `ttlS` seconds more (from now), in the background. */
+  extend(prefix: string, key: string, ttlS: number): void {
+    if (this.current !== "shared" || !this.redis) return;
+    this.redis.expire(`bg:${prefix}:${key}`, ttlS).catch((e: unknown) => this.unreachable(e));
+  }
+
+  /**
+   * `op` on Redis `counters` (those of counter(), undefined while limits are local), or `local` when
+   * there are none or Redis fails (limits then turn local): for a limit that may wait on Redis.
+   */
+  async attempt<C, T>(counters: C | undefined, op: (counters: C) => Promise<T>, local: () => T): Promise<T> {
+    if (counters !== undefined) {
+      try {
+        return await op(counters);
+      } catch (e) {
+        this.unreachable(e);
+      }
+    }
+    return local();
+  }
+
   /** For a counter's rejection: the wait it says when it is a limit's answer, else (Redis failed) undefined, and limits go local. */
   refusal(reason: unknown): number | undefined {
     if (reason instanceof RateLimiterRes) return reason.msBeforeNext;
@@ -137,5 +160,236 @@ export class SharedLimits {
     else if (this.redis) this.log.warn(`limits: local (${why ?? "Redis unreachable"}): each process enforces its share of every limit until Redis answers again`);
     else this.log.info(`limits: local (${why ?? "no Redis"})`);
     this.options.onMode?.(mode);
+  }
+}
+
+/**
+ * What limits let through from memory, reported to Redis counters in the background (every
+ * REPORT_MS, one command per counter and key), and the keys Redis answered are over, refused here
+ * until its window ends: how a limit on a path that never waits shares its count.
+ */
+export class BackgroundReports {
+  private readonly refusedUntil = new Map<string, number>();
+  private readonly pending = new Map<RateLimiterRedis, Map<string, number>>();
+  private timer?: NodeJS.Timeout;
+
+  /** `batchMs`: how long what is let through waits to be reported together; 0: reported at once (a limit of few, rare takes). */
+  constructor(
+    private readonly shared: SharedLimits,
+    private readonly batchMs = REPORT_MS,
+  ) {}
+
+  /** Milliseconds the key is still refused for (performance.now() `now`): Redis said it is over; 0 if not. */
+  refusedFor(key: string, now: number): number {
+    if (this.refusedUntil.size === 0) return 0;
+    const until = this.refusedUntil.get(key);
+    if (until === undefined) return 0;
+    if (until > now) return until - now;
+    this.refusedUntil.delete(key);
+    return 0;
+  }
+
+  /** Counts `points` for the key in `counter`, at the next report. */
+  add(counter: RateLimiterRedis, key: string, points: number): void {
+    let byKey = this.pending.get(counter);
+    if (!byKey) this.pending.set(counter, (byKey = new Map()));
+    byKey.set(key, (byKey.get(key) ?? 0) + points);
+    if (this.batchMs === 0) this.send();
+    else this.timer ??= setTimeout(this.send, this.batchMs);
+  }
+
+  /** Takes back points counted for the key (that turned out not to count): from the next report, or from Redis. */
+  takeBack(counter: RateLimiterRedis, key: string, points: number): void {
+    const byKey = this.pending.get(counter);
+    const pending = byKey?.get(key) ?? 0;
+    const fromPending = Math.min(pending, points);
+    if (fromPending > 0) byKey!.set(key, pending - fromPending);
+    if (points > fromPending) counter.reward(key, points - fromPending).catch((e: unknown) => this.shared.refusal(e));
+  }
+
+  private readonly send = () => {
+    this.timer = undefined;
+    for (const [counter, byKey] of this.pending) {
+      for (const [key, points] of byKey) {
+        if (points <= 0) continue;
+        counter.consume(key, Math.ceil(points)).then(
+          // Used up: the next would be over, refused here already.
+          (res) => res.remainingPoints <= 0 && this.refuse(key, res.msBeforeNext),
+          (reason: unknown) => this.refuse(key, this.shared.refusal(reason)),
+        );
+      }
+    }
+    this.pending.clear();
+  };
+
+  private refuse(key: string, waitMs: number | undefined): void {
+    if (waitMs !== undefined && waitMs > 0) this.refusedUntil.set(key, performance.now() + waitMs);
+  }
+}
+
+/**
+ * A token-bucket limit per key (lib/rate-limit.ts TokenBuckets: `burst` at once, then one every
+ * `refillMs`) held by every process of the cluster together. In Redis it is counted as a window of
+ * `burst` per the time an empty bucket takes to fill (burst × refillMs), which keeps the burst and
+ * the long-run rate; while limits are local, each process holds its share of the bucket.
+ *
+ * Two ways to use one: from memory (`waitMs`, `take`, `giveBack`: the gateway, which never waits;
+ * what was taken is reported in the background, see BackgroundReports), or awaiting Redis (`consume`,
+ * `add`, `refund`, `excess`: the console), which falls back to the local share when Redis fails.
+ */
+export class SharedBuckets {
+  private readonly local: TokenBuckets;
+  private readonly reports: BackgroundReports;
+  private readonly durationS: number;
+
+  /** `name`: the counter's prefix in Redis, one per limit. */
+  constructor(
+    private readonly name: string,
+    readonly limit: BucketLimit,
+    private readonly shared: SharedLimits,
+  ) {
+    this.local = new TokenBuckets(limit, () => shared.share());
+    // Taken only while the bucket has room (a burst per refill at most): each is reported at once.
+    this.reports = new BackgroundReports(shared, 0);
+    this.durationS = Math.max(1, Math.round((limit.burst * limit.refillMs) / 1000));
+  }
+
+  private counter(): RateLimiterRedis | undefined {
+    return this.shared.counter(this.name, this.limit.burst, this.durationS);
+  }
+
+  /** Milliseconds until the key may make a request (0: it may now), from memory. Takes nothing. */
+  waitMs(key: string, now = performance.now()): number {
+    const refused = this.reports.refusedFor(key, now);
+    return refused > 0 ? Math.ceil(refused) : this.local.waitMs(key, now);
+  }
+
+  /** Counts one request for the key (after waitMs answered 0), reported to Redis in the background. */
+  take(key: string, now = performance.now()): void {
+    this.local.take(key, now);
+    const counter = this.counter();
+    if (counter) this.reports.add(counter, key, 1);
+  }
+
+  /** Returns one request `take` counted for the key. */
+  giveBack(key: string, now = performance.now()): void {
+    this.local.giveBack(key, now);
+    const counter = this.counter();
+    if (counter) this.reports.takeBack(counter, key, 1);
+  }
+
+  /** Counts one request for the key: 0, or the milliseconds until it may make one (then nothing is counted). */
+  consume(key: string): Promise<number> {
+    return this.shared.attempt(
+      this.counter(),
+      (counter) =>
+        counter.consume(key, 1).then(
+          () => 0,
+          (reason: unknown) => {
+            if (!(reason instanceof RateLimiterRes)) throw reason;
+            counter.reward(key, 1).catch((e: unknown) => this.shared.refusal(e));
+            return Math.max(1, reason.msBeforeNext);
+          },
+        ),
+      () => {
+        const wait = this.local.waitMs(key);
+        if (wait === 0) this.local.take(key);
+        return wait;
+      },
+    );
+  }
+
+  /** Counts one request for the key whatever the limit says (a budget counting how far it is exceeded). */
+  add(key: string): Promise<void> {
+    return this.change(key, 1);
+  }
+
+  /** Returns one request `consume` or `add` counted for the key. */
+  refund(key: string): Promise<void> {
+    return this.change(key, -1);
+  }
+
+  private change(key: string, by: 1 | -1): Promise<void> {
+    return this.shared.attempt(
+      this.counter(),
+      async (counter) => {
+        await counter.penalty(key, by);
+      },
+      () => (by > 0 ? this.local.take(key) : this.local.giveBack(key)),
+    );
+  }
+
+  /** null while the key may make a request; otherwise how many requests its count is over the limit (0: at it). */
+  excess(key: string): Promise<number | null> {
+    return this.shared.attempt(
+      this.counter(),
+      async (counter) => {
+        const consumed = (await counter.get(key))?.consumedPoints ?? 0;
+        return consumed < this.limit.burst ? null : consumed - this.limit.burst;
+      },
+      () => {
+        const wait = this.local.waitMs(key);
+        return wait === 0 ? null : Math.ceil(wait / this.local.limit.refillMs);
+      },
+    );
+  }
+}
+
+/**
+ * Failures counted per key with a growing wait (lib/rate-limit.ts FailureBackoff) for every process
+ * of the cluster together: in Redis, the key's failures (forgotten `windowMs` after the last) and the
+ * wait the last one set; while limits are local, each process allows its share of the free failures.
+ * Awaits Redis (the console's sign-in), falling back to the local count when it fails.
+ */
+export class SharedBackoff {
+  private readonly local: FailureBackoff;
+  private readonly windowS: number;
+
+  constructor(
+    private readonly name: string,
+    readonly policy: BackoffPolicy,
+    private readonly shared: SharedLimits,
+  ) {
+    this.local = new FailureBackoff(policy, () => shared.share());
+    this.windowS = Math.ceil(policy.windowMs / 1000);
+  }
+
+  private counters(): { failures: RateLimiterRedis; waits: RateLimiterRedis } | undefined {
+    const failures = this.shared.counter(`${this.name}:failures`, Number.MAX_SAFE_INTEGER, this.windowS);
+    const waits = this.shared.counter(`${this.name}:wait`, 1, 1);
+    return failures && waits && { failures, waits };
+  }
+
+  /** Milliseconds the key must still wait before its next attempt (0: none). */
+  waitMs(key: string): Promise<number> {
+    return this.shared.attempt(
+      this.counters(),
+      async ({ waits }) => Math.max(0, (await waits.get(key))?.msBeforeNext ?? 0),
+      () => this.local.waitMs(key),
+    );
+  }
+
+  recordFailure(key: string): Promise<void> {
+    return this.shared.attempt(
+      this.counters(),
+      async ({ failures, waits }) => {
+        const { consumedPoints } = await failures.penalty(key, 1);
+        this.shared.extend(`${this.name}:failures`, key, this.windowS);
+        const over = consumedPoints - this.policy.freeFailures;
+        if (over >= 0) await waits.block(key, Math.ceil(backoffDelayMs(this.policy, over) / 1000));
+      },
+      () => this.local.recordFailure(key),
+    );
+  }
+
+  async forget(key: string): Promise<void> {
+    this.local.forget(key);
+    await this.shared.attempt(
+      this.counters(),
+      async ({ failures, waits }) => {
+        await Promise.all([failures.delete(key), waits.delete(key)]);
+      },
+      () => undefined,
+    );
   }
 }

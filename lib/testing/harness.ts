@@ -46,7 +46,7 @@ export interface TestGateway {
  * `limiter`, `allowance`: the CU-per-second limiter and the allowance handed to the gateway instead
  * of in-memory ones of its own.
  */
-export async function startTestGateway(options: Pick<HttpServerOptions, "trustedProxyHops" | "now" | "metering" | "limiter" | "allowance"> = {}): Promise<TestGateway> {
+export async function startTestGateway(options: Pick<HttpServerOptions, "trustedProxyHops" | "now" | "metering" | "limiter" | "allowance" | "limits"> = {}): Promise<TestGateway> {
   await connectTestDatabase();
   const meter = new UsageMeter();
   const requestLog = new RequestLog();
