@@ -57,3 +57,18 @@ export function services(): Services {
   current.services ??= createServices(getEnv());
   return current.services;
 }
+
+/**
+ * Per-process limits of a module reached from Next.js (the console's throttles): `make` builds them
+ * on the process's SharedLimits at first use, kept per process (lib/per-process.ts) under `name`,
+ * whichever bundle asks; made again for other shared limits (services installed anew).
+ */
+export function sharedLimits<T extends object>(name: string, make: (limits: SharedLimits) => T): () => T {
+  const made = perProcess(name, () => new WeakMap<SharedLimits, T>());
+  return () => {
+    const limits = services().limits;
+    let held = made.get(limits);
+    if (!held) made.set(limits, (held = make(limits)));
+    return held;
+  };
+}

@@ -5,8 +5,9 @@ import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { mailEnabled, mailServer, noteMailDisabled, sendMail } from "@/lib/mail";
-import { perProcess } from "@/lib/per-process";
-import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
+import { SharedBuckets } from "@/lib/limits/shared";
+import { retryAfterSeconds, type BucketLimit } from "@/lib/rate-limit";
+import { sharedLimits } from "@/lib/services";
 
 /**
  * Email verification, required only when Blockgate can send mail (SMTP_URL). A new account gets
@@ -23,8 +24,9 @@ export const RESEND_LIMIT: BucketLimit = { burst: 3, refillMs: 10 * 60_000 };
 /** 32 random bytes, base64url. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-// Per process (lib/per-process.ts): the route handler and the server actions count the same sends.
-const sends = perProcess("verification-mail", () => new TokenBuckets(RESEND_LIMIT));
+// Per process (the route handler and the server actions count the same sends), and held with the
+// other web processes through the shared limits.
+const sends = sharedLimits("verification-mail", (shared) => new SharedBuckets("verification-mail", RESEND_LIMIT, shared));
 
 const log = () => componentLogger("auth");
 
@@ -63,8 +65,10 @@ export function startEmailVerification(user: { id: string; email: string }): Pro
     noteMailDisabled();
     return Promise.resolve();
   }
-  sends.take(user.id);
-  return issueLink(user).catch((e: unknown) => {
+  return sends()
+    .add(user.id)
+    .then(() => issueLink(user))
+    .catch((e: unknown) => {
     log().warn({ err: errorMessage(e), userId: user.id, server: mailServer() }, "the verification mail of a new account could not be sent; the console offers to resend it");
   });
 }
@@ -78,18 +82,17 @@ export async function resendVerificationEmail(userId: string): Promise<{ email: 
   const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, emailVerifiedAt: true } });
   if (!user) throw new AppError("NO_AUTHENTICATION_FOUND", "Sign in to continue.");
   if (user.emailVerifiedAt) throw new AppError("REJECTED", "Your email address is already verified.");
-  const wait = sends.waitMs(userId);
+  const wait = await sends().consume(userId);
   if (wait > 0) {
     const seconds = retryAfterSeconds(wait);
     throw new AppError("TOO_MANY_REQUESTS", `A verification email was sent recently. You can ask for another in ${Math.ceil(seconds / 60)} min.`, {
       "Retry-After": String(seconds),
     });
   }
-  sends.take(userId);
   try {
     await issueLink(user);
   } catch (e) {
-    sends.giveBack(userId);
+    await sends().refund(userId);
     log().warn({ err: errorMessage(e), userId, server: mailServer() }, "a verification mail could not be sent");
     throw new AppError("UNAVAILABLE", "The verification email could not be sent right now. Try again in a few minutes.", { "Retry-After": "60" });
   }

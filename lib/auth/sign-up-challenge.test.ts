@@ -11,9 +11,9 @@ beforeAll(async () => {
 });
 
 /** The refusal spendProof throws: 400 with a message naming `proof`. */
-function refusal(proof: unknown, now?: number): { status: number; code: string; message: string } {
+async function refusal(proof: unknown, now?: number): Promise<{ status: number; code: string; message: string }> {
   try {
-    spendProof(proof, now);
+    await spendProof(proof, now);
   } catch (e) {
     if (e instanceof AppError) return { status: e.status, code: e.code, message: e.message };
     throw e;
@@ -33,27 +33,27 @@ describe("sign-up proof of work", () => {
     expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(CHALLENGE_TTL_MS - 5_000);
     const nonce = await solveChallenge(challenge, difficulty);
     expect(solves(challenge, nonce, 10)).toBe(true);
-    spendProof({ challenge, nonce });
-    expect(refusal({ challenge, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge was already used\. Fetch a new one/) });
+    await spendProof({ challenge, nonce });
+    expect(await refusal({ challenge, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge was already used\. Fetch a new one/) });
   });
 
   it("refuses a wrong nonce with 400, and the challenge can still be solved", async () => {
     const { challenge } = issueChallenge(10);
-    expect(refusal({ challenge, nonce: wrongNonce(challenge, 10) })).toEqual({
+    expect(await refusal({ challenge, nonce: wrongNonce(challenge, 10) })).toEqual({
       status: 400,
       code: "INVALID_PARAMETER",
       message: "proof: The nonce does not solve the challenge: SHA-256 of the challenge followed by the nonce must start with 10 zero bits.",
     });
-    spendProof({ challenge, nonce: await solveChallenge(challenge, 10) });
+    await spendProof({ challenge, nonce: await solveChallenge(challenge, 10) });
   });
 
   it("refuses an expired challenge with 400", async () => {
     const issuedAt = Date.now() - CHALLENGE_TTL_MS - 1;
     const { challenge } = issueChallenge(8, issuedAt);
     const nonce = await solveChallenge(challenge, 8);
-    expect(refusal({ challenge, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge has expired\./) });
+    expect(await refusal({ challenge, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge has expired\./) });
     // A moment before it expired, it was good.
-    spendProof({ challenge, nonce }, issuedAt + CHALLENGE_TTL_MS - 1);
+    await spendProof({ challenge, nonce }, issuedAt + CHALLENGE_TTL_MS - 1);
   });
 
   it("refuses a challenge whose signature, difficulty or expiry was changed, with 400", async () => {
@@ -67,15 +67,15 @@ describe("sign-up proof of work", () => {
     ].map((p) => p.join("."));
     for (const t of [...tampered, "not a challenge"]) {
       const nonce = await solveChallenge(t, 8);
-      expect(refusal({ challenge: t, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge was not issued by this server\./) });
+      expect(await refusal({ challenge: t, nonce })).toEqual({ status: 400, code: "INVALID_PARAMETER", message: expect.stringMatching(/^proof: This challenge was not issued by this server\./) });
     }
   });
 
-  it("refuses a malformed proof with 400 naming what is wrong", () => {
+  it("refuses a malformed proof with 400 naming what is wrong", async () => {
     const { challenge } = issueChallenge(8);
-    expect(refusal({ challenge, nonce: "12a" }).message).toBe("proof: nonce must be a decimal number of at most 16 digits. Send { challenge, nonce }.");
-    expect(refusal("x").status).toBe(400);
-    expect(refusal({ nonce: "1" }).message).toMatch(/^proof: challenge /);
+    expect((await refusal({ challenge, nonce: "12a" })).message).toBe("proof: nonce must be a decimal number of at most 16 digits. Send { challenge, nonce }.");
+    expect((await refusal("x")).status).toBe(400);
+    expect((await refusal({ nonce: "1" })).message).toMatch(/^proof: challenge /);
   });
 
   it("gets harder as the surplus over the budget grows, up to 20 bits", () => {

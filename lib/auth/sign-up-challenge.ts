@@ -3,7 +3,8 @@ import { z } from "zod";
 import { constantTimeEqual, deriveKey } from "@/lib/crypto";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { perProcess } from "@/lib/per-process";
+import { RateLimiterRes } from "rate-limiter-flexible";
+import { sharedLimits } from "@/lib/services";
 import { FIELDS, parseInput, type Wording } from "@/lib/validation";
 import { solves } from "./proof-of-work";
 
@@ -36,8 +37,8 @@ export function issueChallenge(difficulty: number, now = Date.now()): IssuedChal
 }
 
 /**
- * Challenges already used, until they expire. Per process (with several web processes, a
- * challenge could be spent once in each; a shared store is a later step). Full, it forgets the
+ * Challenges already used, until they expire, as one process remembers them (the web processes
+ * share them through Redis: this is where each keeps them while Redis is away). Full, it forgets the
  * oldest and from then on refuses every challenge expiring no later than those it forgot, so
  * memory stays bounded without letting a forgotten challenge be used twice.
  */
@@ -63,8 +64,31 @@ export class SpentChallenges {
   }
 }
 
-// Per process (lib/per-process.ts): the route handler and the form's server action are bundled apart and must share it.
-const spent = perProcess("spent-challenges", () => new SpentChallenges());
+// Per process, whichever bundle asks (the route handler and the form's server action are bundled
+// apart and must share it); in Redis for all web processes, one counter of 1 per challenge's life.
+const spent = sharedLimits("spent-challenges", (shared) => ({ shared, local: new SpentChallenges() }));
+const SPENT_S = Math.ceil(CHALLENGE_TTL_MS / 1000);
+
+/** Marks the challenge spent: false when it already was, by any process. */
+function markSpent(salt: string, expires: number, now: number): Promise<boolean> {
+  const { shared, local } = spent();
+  return shared.attempt(
+    shared.counter("spent-challenge", 1, SPENT_S),
+    (counter) =>
+      counter.consume(salt, 1).then(
+        () => true,
+        (reason: unknown) => {
+          if (reason instanceof RateLimiterRes) return false;
+          throw reason;
+        },
+      ),
+    () => {
+      if (local.has(salt, expires)) return false;
+      local.add(salt, expires, now);
+      return true;
+    },
+  );
+}
 
 /** What a sign-up sends with a proof: the challenge as issued and the nonce that solves it. */
 export const proofSchema = z.object({
@@ -82,7 +106,7 @@ function invalid(message: string): AppError {
 }
 
 /** Checks a sign-up's proof and marks its challenge spent; throws 400 INVALID_PARAMETER naming `proof` and what is wrong. */
-export function spendProof(input: unknown, now = Date.now()): void {
+export async function spendProof(input: unknown, now = Date.now()): Promise<void> {
   const { challenge, nonce } = parseInput(proofSchema, input, PROOF);
   const m = FORMAT.exec(challenge);
   const payload = challenge.slice(0, challenge.lastIndexOf("."));
@@ -92,9 +116,8 @@ export function spendProof(input: unknown, now = Date.now()): void {
   const expires = Number(m[1]);
   const difficulty = Number(m[2]);
   if (expires <= now) throw invalid(`This challenge has expired. ${FETCH_NEW}`);
-  if (spent.has(m[3], expires)) throw invalid(`This challenge was already used. ${FETCH_NEW}`);
   if (!solves(challenge, nonce, difficulty)) {
     throw invalid(`The nonce does not solve the challenge: SHA-256 of the challenge followed by the nonce must start with ${difficulty} zero bits.`);
   }
-  spent.add(m[3], expires, now);
+  if (!(await markSpent(m[3], expires, now))) throw invalid(`This challenge was already used. ${FETCH_NEW}`);
 }

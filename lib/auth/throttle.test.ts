@@ -66,7 +66,7 @@ describe("sign-in throttle", () => {
     const email = uniqueEmail("route");
     await createUser({ email, password: PASSWORD });
     // Ten failures of this pair: the wait is 32 s, long enough to still hold when the request arrives.
-    for (let i = 0; i < 10; i++) recordSignInFailure(email, "203.0.113.30");
+    for (let i = 0; i < 10; i++) await recordSignInFailure(email, "203.0.113.30");
     const form = (address: string) =>
       new Request("http://localhost:3000/api/auth/callback/credentials", {
         method: "POST",
@@ -127,7 +127,7 @@ describe("sign-up limits", () => {
     for (let round = 0; round < 40; round++) {
       for (const ip of flooders) {
         try {
-          takeSignUp(ip);
+          await takeSignUp(ip);
           taken++;
         } catch (e) {
           expect((e as AppError).message).toMatch(/^Too many sign-ups from your network\. Try again in \d+ seconds?\.$/);

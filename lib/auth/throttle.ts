@@ -2,8 +2,9 @@ import { clientKey, networkKey } from "@/lib/client-ip";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { componentLogger } from "@/lib/log";
-import { perProcess } from "@/lib/per-process";
-import { FailureBackoff, retryAfterSeconds, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
+import { SharedBackoff, SharedBuckets } from "@/lib/limits/shared";
+import { retryAfterSeconds, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
+import { sharedLimits } from "@/lib/services";
 import { issueChallenge, spendProof } from "./sign-up-challenge";
 
 /**
@@ -59,34 +60,30 @@ export const PROOF_LEVELS: readonly { surplus: number; bits: number }[] = [
 ];
 
 interface Limiters {
-  signInPair: FailureBackoff;
-  signInAddress: FailureBackoff;
-  signUpAddress: TokenBuckets;
-  signUpNetwork: TokenBuckets;
+  signInPair: SharedBackoff;
+  signInAddress: SharedBackoff;
+  signUpAddress: SharedBuckets;
+  signUpNetwork: SharedBuckets;
   /** Null: every sign-up needs a proof of work. */
-  signUpBudget: TokenBuckets | null;
+  signUpBudget: SharedBuckets | null;
   /** Sign-ups are over the budget (logged once per such streak). */
   signUpsOverBudget: boolean;
 }
 
-// Per process (lib/per-process.ts): Next.js bundles route handlers and server actions separately,
-// and both must count against the same limits. Made at first use, once the configuration is loaded.
-// Per process, like every limit of lib/rate-limit.ts: several web processes each count their own.
-const held = perProcess("auth-limits", (): { limits?: Limiters } => ({}));
-
-function limits(): Limiters {
-  if (held.limits) return held.limits;
+// Per process, whichever Next.js bundle asks (route handlers and server actions must count against
+// the same limits), and held with the other web processes through the shared limits.
+const limits = sharedLimits("auth-limits", (shared): Limiters => {
   const env = getEnv();
   const budget = signUpBudget(env.SIGN_UP_FREE_PER_HOUR);
-  return (held.limits = {
-    signInPair: new FailureBackoff(SIGN_IN_PAIR),
-    signInAddress: new FailureBackoff(SIGN_IN_ADDRESS),
-    signUpAddress: new TokenBuckets(signUpPerAddress(env.SIGN_UP_PER_ADDRESS_PER_HOUR)),
-    signUpNetwork: new TokenBuckets(signUpPerNetwork(env.SIGN_UP_PER_ADDRESS_PER_HOUR)),
-    signUpBudget: budget && new TokenBuckets(budget),
+  return {
+    signInPair: new SharedBackoff("sign-in-pair", SIGN_IN_PAIR, shared),
+    signInAddress: new SharedBackoff("sign-in-address", SIGN_IN_ADDRESS, shared),
+    signUpAddress: new SharedBuckets("sign-up-address", signUpPerAddress(env.SIGN_UP_PER_ADDRESS_PER_HOUR), shared),
+    signUpNetwork: new SharedBuckets("sign-up-network", signUpPerNetwork(env.SIGN_UP_PER_ADDRESS_PER_HOUR), shared),
+    signUpBudget: budget && new SharedBuckets("sign-up-budget", budget, shared),
     signUpsOverBudget: false,
-  });
-}
+  };
+});
 
 const pairKey = (email: string, ip: string) => `${clientKey(ip)} ${email}`;
 
@@ -98,28 +95,29 @@ function tooMany(message: string, waitMs: number): AppError {
 }
 
 /** TOO_MANY_REQUESTS (with Retry-After) when this email and address must wait before another sign-in attempt. */
-export function signInRefusal(email: string, ip: string, now = performance.now()): AppError | null {
-  const wait = Math.max(limits().signInPair.waitMs(pairKey(email, ip), now), limits().signInAddress.waitMs(clientKey(ip), now));
+export async function signInRefusal(email: string, ip: string): Promise<AppError | null> {
+  const l = limits();
+  const wait = Math.max(...(await Promise.all([l.signInPair.waitMs(pairKey(email, ip)), l.signInAddress.waitMs(clientKey(ip))])));
   return wait > 0 ? tooMany("Too many failed sign-ins.", wait) : null;
 }
 
-export function recordSignInFailure(email: string, ip: string, now = performance.now()): void {
-  limits().signInPair.recordFailure(pairKey(email, ip), now);
-  limits().signInAddress.recordFailure(clientKey(ip), now);
+export async function recordSignInFailure(email: string, ip: string): Promise<void> {
+  const l = limits();
+  await Promise.all([l.signInPair.recordFailure(pairKey(email, ip)), l.signInAddress.recordFailure(clientKey(ip))]);
 }
 
-export function recordSignInSuccess(email: string, ip: string): void {
-  limits().signInPair.forget(pairKey(email, ip));
+export async function recordSignInSuccess(email: string, ip: string): Promise<void> {
+  await limits().signInPair.forget(pairKey(email, ip));
 }
 
 /** Zero bits (no proof needed) while sign-ups are within the budget, else the level of PROOF_LEVELS for the surplus. */
-export function signUpDifficulty(now = performance.now()): number {
+export async function signUpDifficulty(): Promise<number> {
   const budget = limits().signUpBudget;
   let surplus = 0;
   if (budget) {
-    const wait = budget.waitMs("all", now);
-    if (wait === 0) return 0;
-    surplus = Math.ceil(wait / budget.limit.refillMs);
+    const excess = await budget.excess("all");
+    if (excess === null) return 0;
+    surplus = excess;
   }
   return proofDifficulty(surplus);
 }
@@ -134,8 +132,8 @@ export function proofDifficulty(surplus: number): number {
  * GET /api/sign-up/challenge: the proof of work a sign-up needs now, if any (`challenge` null and
  * `difficulty` 0 when none is needed).
  */
-export function signUpChallenge(now = performance.now()): { challenge: string | null; difficulty: number; expiresAt: string | null } {
-  const difficulty = signUpDifficulty(now);
+export async function signUpChallenge(): Promise<{ challenge: string | null; difficulty: number; expiresAt: string | null }> {
+  const difficulty = await signUpDifficulty();
   return difficulty === 0 ? { challenge: null, difficulty, expiresAt: null } : issueChallenge(difficulty);
 }
 
@@ -145,28 +143,36 @@ export function signUpChallenge(now = performance.now()): { challenge: string | 
  * unless `proof` solves a challenge from signUpChallenge() (which it spends). Nobody is refused
  * for what other networks do: they only make the proof harder.
  */
-export function takeSignUp(ip: string, proof?: unknown, now = performance.now()): void {
+export async function takeSignUp(ip: string, proof?: unknown): Promise<void> {
   const l = limits();
   const address = clientKey(ip);
   const network = networkKey(ip);
-  const wait = Math.max(l.signUpAddress.waitMs(address, now), l.signUpNetwork.waitMs(network, now));
-  if (wait > 0) throw tooMany("Too many sign-ups from your network.", wait);
-  if (signUpDifficulty(now) > 0) {
-    if (!l.signUpsOverBudget) {
-      componentLogger("auth").warn({ perHour: getEnv().SIGN_UP_FREE_PER_HOUR }, "sign-ups over all clients are over their budget; new sign-ups must come with a proof of work for now");
-    }
-    l.signUpsOverBudget = true;
-    if (proof === undefined) {
-      throw new AppError(
-        "MISSING_REQUIRED_PARAMETER",
-        "proof: Many sign-ups are arriving right now. Fetch a challenge from GET /api/sign-up/challenge, solve it, and send it as proof.",
-      );
-    }
-    spendProof(proof);
-  } else {
-    l.signUpsOverBudget = false;
+  const addressWait = await l.signUpAddress.consume(address);
+  if (addressWait > 0) throw tooMany("Too many sign-ups from your network.", addressWait);
+  const networkWait = await l.signUpNetwork.consume(network);
+  if (networkWait > 0) {
+    await l.signUpAddress.refund(address);
+    throw tooMany("Too many sign-ups from your network.", networkWait);
   }
-  l.signUpAddress.take(address, now);
-  l.signUpNetwork.take(network, now);
-  l.signUpBudget?.take("all", now);
+  try {
+    if ((await signUpDifficulty()) > 0) {
+      if (!l.signUpsOverBudget) {
+        componentLogger("auth").warn({ perHour: getEnv().SIGN_UP_FREE_PER_HOUR }, "sign-ups over all clients are over their budget; new sign-ups must come with a proof of work for now");
+      }
+      l.signUpsOverBudget = true;
+      if (proof === undefined) {
+        throw new AppError(
+          "MISSING_REQUIRED_PARAMETER",
+          "proof: Many sign-ups are arriving right now. Fetch a challenge from GET /api/sign-up/challenge, solve it, and send it as proof.",
+        );
+      }
+      await spendProof(proof);
+    } else {
+      l.signUpsOverBudget = false;
+    }
+  } catch (e) {
+    await Promise.all([l.signUpAddress.refund(address), l.signUpNetwork.refund(network)]);
+    throw e;
+  }
+  await l.signUpBudget?.add("all");
 }

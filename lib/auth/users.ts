@@ -42,7 +42,7 @@ export async function createUser(input: unknown): Promise<SessionUser> {
  */
 export async function signUp(input: unknown, clientIp: string): Promise<SessionUser> {
   const data = parse(signUpSchema, input);
-  takeSignUp(clientIp, typeof input === "object" && input !== null && "proof" in input ? input.proof : undefined);
+  await takeSignUp(clientIp, typeof input === "object" && input !== null && "proof" in input ? input.proof : undefined);
   const user = await insertUser(data);
   void startEmailVerification(user);
   return user;
@@ -58,7 +58,7 @@ export class SignInError extends Error {
  */
 export async function verifyCredentials(emailInput: string, password: string, clientIp: string): Promise<SessionUser> {
   const email = emailInput.trim().toLowerCase();
-  const refusal = signInRefusal(email, clientIp);
+  const refusal = await signInRefusal(email, clientIp);
   if (refusal) throw refusal;
   const user = await db().user.findUnique({
     where: { email },
@@ -67,10 +67,10 @@ export async function verifyCredentials(emailInput: string, password: string, cl
   dummyHash ??= hash("blockgate-dummy-password");
   const ok = await verify(user?.passwordHash ?? (await dummyHash), password).catch(() => false);
   if (!user || !user.passwordHash || !ok) {
-    recordSignInFailure(email, clientIp);
+    await recordSignInFailure(email, clientIp);
     throw new SignInError("Wrong email or password.");
   }
-  recordSignInSuccess(email, clientIp);
+  await recordSignInSuccess(email, clientIp);
   return { id: user.id, email: user.email, name: user.name };
 }
 

@@ -14,7 +14,9 @@ import { db } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { retryAfterSeconds, TokenBuckets, type BucketLimit } from "@/lib/rate-limit";
+import { SharedBuckets } from "@/lib/limits/shared";
+import { retryAfterSeconds, type BucketLimit } from "@/lib/rate-limit";
+import { sharedLimits } from "@/lib/services";
 import { MESSAGE_ID } from "./schema";
 import { decryptSigningKey } from "./signing-key";
 import { verifyStandardSignature } from "./signing";
@@ -27,7 +29,8 @@ export const INBOX_BODY_LIMIT = 256 * 1024;
 export const INBOX_RATE: BucketLimit = { burst: 20, refillMs: 50 };
 
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
-const buckets = new TokenBuckets(INBOX_RATE);
+// Held with the other web processes through the shared limits.
+const buckets = sharedLimits("inbox-rate", (shared) => new SharedBuckets("inbox", INBOX_RATE, shared));
 
 export interface InboxSummary {
   id: string;
@@ -134,12 +137,11 @@ export async function recordInboxRequest(token: string, request: { method: strin
   if (!TOKEN.test(token)) throw unknownInbox();
   const tokenHash = sha256Hex(token);
   // Limited before the lookup, so that a flood costs no database work.
-  const wait = buckets.waitMs(tokenHash);
+  const wait = await buckets().consume(tokenHash);
   if (wait > 0) {
     const seconds = retryAfterSeconds(wait);
     throw new AppError("TOO_MANY_REQUESTS", `This test inbox accepts ${1000 / INBOX_RATE.refillMs} requests per second. Retry after ${seconds} s.`, { "Retry-After": String(seconds) });
   }
-  buckets.take(tokenHash);
   const inbox = await db().webhookInbox.findUnique({ where: { tokenHash }, select: { id: true, projectId: true, expiresAt: true } });
   if (!inbox || inbox.expiresAt <= now) throw unknownInbox();
   const headers = recordedHeaders(request.headers);

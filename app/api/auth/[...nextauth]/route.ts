@@ -46,7 +46,7 @@ async function post(req: Request, ctx: Context): Promise<Response> {
   }
   if (nextauth.join("/") !== "callback/credentials") return handler(req, ctx);
   const address = submittedEmail(body);
-  const refusal = address === null ? null : signInRefusal(address, clientIp(req.headers));
+  const refusal = address === null ? null : await signInRefusal(address, clientIp(req.headers));
   if (refusal) return refuse(refusal);
   const res = await handler(req, ctx);
   // authorize() could not reach the database (it reported the outage): 503 with Retry-After, not 401.
