@@ -23,7 +23,9 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     const { logger, messages } = captureLogs();
     const entry: (typeof gateways)[number] = { gw: undefined!, limits: undefined!, logs: messages };
-    entry.limits = new SharedLimits({ redisUrl: redis.url, webProcesses: () => entry.member?.webProcesses() ?? 1, onMode: i === 0 ? setLimitsMode : undefined, logger, probeMs: 100 });
+    entry.limits = new SharedLimits({ redisUrl: redis.url, webProcesses: () => entry.member?.webProcesses() ?? 1, onMode: i === 0 ? setLimitsMode : undefined, logger, probeMs: 100, commandTimeoutMs: 2_000 });
+    // Commands get 2 s, not 500 ms: on a machine loaded by other suites a stalled event loop would
+    // otherwise time one out now and then, and a moment in local mode divides the limits.
     // Behind one trusted proxy: each X-Forwarded-For address is its own client.
     entry.gw = await startTestGateway({ limiter: new RateLimiter(entry.limits), allowance: new QuotaTracker(Date.now, entry.limits), limits: entry.limits, trustedProxyHops: 1 });
     gateways.push(entry);

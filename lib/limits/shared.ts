@@ -23,6 +23,8 @@ export interface SharedLimitsOptions {
   logger?: Logger;
   /** Default PROBE_MS (tests shorten it). */
   probeMs?: number;
+  /** Default COMMAND_TIMEOUT_MS (tests on a loaded machine lengthen it). */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -54,7 +56,7 @@ export class SharedLimits {
     }
     this.redis = new Redis(options.redisUrl, {
       enableOfflineQueue: false,
-      commandTimeout: COMMAND_TIMEOUT_MS,
+      commandTimeout: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
       connectTimeout: 2_000,
       // A command in flight when the connection drops fails rather than being sent again later.
       maxRetriesPerRequest: 0,
