@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { connectionName } from "@/lib/db/connection-name";
 import { databaseUrl, getEnv, type Env } from "@/lib/env";
 import { perProcess } from "@/lib/per-process";
 import { PrismaClient } from "./generated/client";
@@ -10,15 +11,6 @@ function requiredDatabaseUrl(): string {
   const connectionString = databaseUrl();
   if (!connectionString) throw new Error("DATABASE_URL is not set: start the service with `npm start`, which provides the database");
   return connectionString;
-}
-
-/**
- * Every connection this process opens says whose it is in pg_stat_activity: "blockgate <part>
- * (pid N)", at most 63 characters (PostgreSQL cuts longer names).
- */
-export function connectionName(part: string): string {
-  const pid = ` (pid ${process.pid})`;
-  return `blockgate ${part}`.slice(0, 63 - pid.length) + pid;
 }
 
 /**

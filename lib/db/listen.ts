@@ -16,7 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
-import { connectionName } from "@/lib/db/client";
+import { connectionName } from "@/lib/db/connection-name";
 import { getEnv } from "@/lib/env";
 
 export const RECONNECT_MS = 1000;

@@ -4,7 +4,7 @@
  * database answers again (a probe checks every second while it is down), never one per request.
  */
 import pg from "pg";
-import { connectionName } from "@/lib/db/client";
+import { connectionName } from "@/lib/db/connection-name";
 import { databaseUrl } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { perProcess } from "@/lib/per-process";
