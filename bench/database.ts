@@ -11,7 +11,7 @@ export const secret = (): string => randomBytes(32).toString("base64url");
 
 /**
  * A throwaway embedded PostgreSQL with the migrations applied, stopped by `stop()` or else by the
- * cleanup stack; this process's DATABASE_URL and APP_SECRET point at it (APP_SECRET encrypts the
+ * cleanup stack; this process's DATABASE_URL and secrets point at it (APP_SECRET encrypts the
  * keys a bench creates), and the environment is read again (lib/env.ts caches what it read).
  */
 export async function throwawayDatabase(prefix: string): Promise<{ url: string; appSecret: string; stop: () => Promise<void> }> {
@@ -27,7 +27,11 @@ export async function throwawayDatabase(prefix: string): Promise<{ url: string; 
   await applyMigrations(pg.url);
   const appSecret = secret();
   process.env.DATABASE_URL = pg.url;
+  // With DATABASE_URL every process needs the three shared secrets (lib/env.ts): the servers a bench
+  // starts inherit them from here.
   process.env.APP_SECRET = appSecret;
+  process.env.NEXTAUTH_SECRET ??= secret();
+  process.env.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY ??= randomBytes(32).toString("base64");
   resetEnv();
   // Stopped early by hand (a bench with several parts), or by the cleanup.
   const stop = async () => {

@@ -122,7 +122,6 @@ export async function bareRate(url: string, bodies: string[], concurrency: numbe
  */
 export async function webhookBenchDatabase(prefix: string): Promise<{ url: string }> {
   const { url } = await throwawayDatabase(prefix);
-  process.env.NEXTAUTH_SECRET ??= process.env.APP_SECRET;
   process.env.WEBHOOK_ALLOW_PRIVATE_URLS = "on";
   process.env.WEBHOOK_HTTPS_ONLY = "off";
   process.env.LOG_LEVEL ??= "warn";
