@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { generateKeyMaterial } from "@/lib/keys/secret";
-import { assertRunning, databaseUrlOf, enterpriseProject, postmasterPid, printOutput, scratchDataDir, startService, storedUsage, waitFor, type ServiceProcess, type StoredUsage } from "./service";
+import { assertRunning, databaseUrlOf, projectOnPlan, postmasterPid, printOutput, scratchDataDir, startService, storedUsage, waitFor, type ServiceProcess, type StoredUsage } from "./service";
 
 let dataDir: string;
 let service: ServiceProcess;
@@ -15,7 +15,7 @@ let project: { projectId: string; apiKey: string };
 beforeAll(async () => {
   dataDir = scratchDataDir();
   service = await startService(dataDir);
-  project = await enterpriseProject(service);
+  project = await projectOnPlan(service);
 }, 300_000);
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
-// The real service for fault tests: `bin/start.mjs --api-only` in a child process with a throwaway
-// DATA_DIR (its own embedded PostgreSQL and devnets) and free ports, its log lines parsed, plus
-// what the tests need around it: the admin CLI, the database's rows, and the machine's processes.
+// The real service for fault tests: `bin/start.mjs --api-only` (or `npm start`'s whole service) in a
+// child process with a throwaway DATA_DIR (its own embedded PostgreSQL and devnets, unless the
+// environment names a DATABASE_URL) and free ports, its log lines parsed, plus what the tests need
+// around it: the admin CLI, the database's rows, and the machine's processes.
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -13,6 +14,8 @@ const root = process.cwd();
 
 export interface LogLine {
   level: number;
+  /** When it was written, in ms since the epoch (pino's own field). */
+  time: number;
   msg: string;
   component?: string;
   err?: unknown;
@@ -22,6 +25,7 @@ export interface LogLine {
 export interface ServiceProcess {
   child: ChildProcess;
   pid: number;
+  /** Where it serves HTTP (a ROLE=worker process listens nowhere). */
   url: string;
   dataDir: string;
   env: Record<string, string>;
@@ -39,7 +43,10 @@ export function scratchDataDir(): string {
   return dir;
 }
 
-/** Starts the service on `dataDir` (the public API only, unless `withConsole`) and resolves once it serves requests. */
+/**
+ * Starts the service on `dataDir` (the public API only, unless `withConsole`) and resolves once it
+ * serves requests, or, with ROLE=worker in `extraEnv`, once its background work has started.
+ */
 export async function startService(dataDir: string, extraEnv: Record<string, string> = {}, { withConsole = false } = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const env: Record<string, string> = {};
@@ -77,7 +84,7 @@ export async function startService(dataDir: string, extraEnv: Record<string, str
             // not a log line
           }
         }
-        if (line.includes("Blockgate is running")) ready();
+        if (/Blockgate (worker )?is running/.test(line)) ready();
       }
     });
   };
@@ -112,12 +119,12 @@ export function admin(service: ServiceProcess, ...args: string[]): Promise<unkno
   });
 }
 
-/** A user with one Enterprise project (no throughput limit, so load is never refused), and its key. */
-export async function enterpriseProject(service: ServiceProcess): Promise<{ projectId: string; apiKey: string }> {
+/** A user with one project on `plan` (default Enterprise: no throughput limit, so load is never refused), and its key. */
+export async function projectOnPlan(service: ServiceProcess, plan = "ENTERPRISE"): Promise<{ projectId: string; apiKey: string }> {
   const email = `fault-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.com`;
   await admin(service, "create-user", "--email", email, "--password", "correct horse battery");
   const project = (await admin(service, "create-project", "--email", email, "--name", "Faults")) as { projectId: string; apiKey: string };
-  await admin(service, "set-plan", "--project", project.projectId, "--plan", "ENTERPRISE");
+  await admin(service, "set-plan", "--project", project.projectId, "--plan", plan);
   return project;
 }
 

@@ -10,7 +10,7 @@ import WebSocket from "ws";
 import {
   databaseUrlOf,
   descendants,
-  enterpriseProject,
+  projectOnPlan,
   printOutput,
   processesMentioning,
   scratchDataDir,
@@ -92,7 +92,7 @@ describe("stopping the service", () => {
   it("on SIGTERM under keep-alive load: answers what is in flight with Connection: close, cuts no keep-alive request, closes WebSockets with 1001, meters every answer, exits cleanly, and leaves no child", async () => {
     const service = await start();
     onTestFailed(() => printOutput(service));
-    const project = await enterpriseProject(service);
+    const project = await projectOnPlan(service);
     const agent = new Agent({ connections: 8, keepAliveTimeout: 60_000 });
     const expected: StoredUsage = { requests: 0, errors: 0, cu: 0 };
 
@@ -172,7 +172,7 @@ describe("stopping the service", () => {
   it("on kill -9 of the service: its children stop by themselves", async () => {
     const service = await start();
     onTestFailed(() => printOutput(service));
-    const project = await enterpriseProject(service);
+    const project = await projectOnPlan(service);
     const agent = new Agent({ connections: 2 });
     await waitFor("the anvil devnet", async () => (await (await call(service, agent, "blockNumber", project.apiKey)).body.json()) !== null && descendants(service.pid).some((p) => p.command.includes("anvil")));
     await agent.close();

@@ -10,6 +10,8 @@ import { freePort } from "./ports";
 declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** The same server as its superuser: for a test that needs a database of its own (CREATE DATABASE). */
+    databaseSuperuserUrl: string;
   }
 }
 
@@ -26,6 +28,7 @@ export default async function setup(project: TestProject) {
   const pg = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
   await applyMigrations(pg.url);
   project.provide("databaseUrl", pg.url);
+  project.provide("databaseSuperuserUrl", pg.superuserUrl);
   return async () => {
     await pg.stop();
     await rm(testDataDir, { recursive: true, force: true });
