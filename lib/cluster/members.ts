@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomUUID } from "node:crypto";
 import os from "node:os";
-import { db } from "@/lib/db/client";
+import { db, Prisma } from "@/lib/db/client";
 import { listMigrations } from "@/lib/db/migrate";
 import { ConfigError, getEnv, SHARED_SECRETS, type SharedSecret } from "@/lib/env";
 import { componentLogger, errorMessage } from "@/lib/log";
@@ -74,6 +74,7 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   // Live: a heartbeat within three periods. Rows twice as old are swept.
   const liveMs = 3 * heartbeatMs;
   const { build, secrets } = options.identity ?? (await memberIdentity());
+  const row = Prisma.sql`(${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})`;
   let web = 1;
   let failing = false;
   const refused = await db().$transaction(async (tx) => {
@@ -85,8 +86,7 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
       ORDER BY started_at LIMIT 1`;
     const why = live[0] && mismatch({ build, secrets }, live[0]);
     if (why) return why;
-    await tx.$executeRaw`
-      INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})`;
+    await tx.$executeRaw`INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES ${row}`;
     return undefined;
   });
   if (refused) throw new ConfigError(`This process cannot join the cluster: ${refused}`);
@@ -94,7 +94,7 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
     try {
       // A row gone (swept while this process was frozen) is written again.
       await db().$executeRaw`
-        INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES (${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})
+        INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES ${row}
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`;
       await db().$executeRaw`DELETE FROM cluster_members WHERE heartbeat_at < now() - make_interval(secs => ${(liveMs * 2) / 1000})`;
       const rows = await db().$queryRaw<{ n: number }[]>`
@@ -109,15 +109,15 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
     }
   };
   await beat();
+  // One heartbeat at a time, whoever asks (the timer or beat()).
   let beating: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    beating ??= beat().finally(() => (beating = undefined));
-  }, heartbeatMs);
+  const beatOnce = () => (beating ??= beat().finally(() => (beating = undefined)));
+  const timer = setInterval(() => void beatOnce(), heartbeatMs);
   timer.unref();
   return {
     id,
     webProcesses: () => web,
-    beat: () => (beating ??= beat().finally(() => (beating = undefined))),
+    beat: beatOnce,
     async stop() {
       clearInterval(timer);
       await beating;

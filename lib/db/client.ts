@@ -5,7 +5,7 @@ import { databaseUrl, getEnv, type Env } from "@/lib/env";
 import { perProcess } from "@/lib/per-process";
 import { PrismaClient } from "./generated/client";
 
-export type { Prisma } from "./generated/client";
+export { Prisma } from "./generated/client";
 
 function requiredDatabaseUrl(): string {
   const connectionString = databaseUrl();
