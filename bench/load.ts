@@ -11,6 +11,8 @@ export interface LoadOptions {
   durationSec: number;
   /** Fixed offered load: requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
   overallRate?: number;
+  /** Headers each request adds in turn (every connection cycles through them: autocannon's `requests`); unset: every request alike. */
+  rotateHeaders?: ReadonlyArray<Record<string, string>>;
 }
 
 export interface LoadResult {
@@ -75,6 +77,7 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
         duration: opts.durationSec,
         timeout: 10,
         ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
+        ...(opts.rotateHeaders ? { requests: opts.rotateHeaders.map((h) => ({ headers: { ...opts.headers, ...h } })) } : {}),
       },
       (err: unknown, result: autocannon.Result) => {
         unregister();

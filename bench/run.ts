@@ -43,6 +43,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "webhooks end to end on one anvil devnet: 10,000 LOG subscriptions, block mined → delivered p50/p99, deliveries/s vs bare POSTs, matching time",
     load: async () => (await import("./webhooks")).webhooksBench,
   },
+  cluster: {
+    summary: "cluster: gateway CPU/request and p50 with limits shared through Redis vs one process alone; deliveries/s with 1 vs 2 worker processes (--only limiter|delivery)",
+    load: async () => (await import("./cluster")).clusterBench,
+  },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",
     load: async () => (await import("./webhook-matching")).webhookMatchingBench,

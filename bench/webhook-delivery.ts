@@ -167,7 +167,7 @@ export async function webhookDeliveryBench(argv: string[]): Promise<number> {
 }
 
 /** A project on the plan without bounds that matter here, with `n` LOG subscriptions to `url`. */
-async function benchSubscriptions(name: string, url: string, n: number): Promise<{ projectId: string; subs: string[] }> {
+export async function benchSubscriptions(name: string, url: string, n: number): Promise<{ projectId: string; subs: string[] }> {
   const user = await createUser({ email: `bench-${Date.now()}-${n}@example.com`, password: "correct horse battery" });
   const { projectId } = await createProject(user.id, name);
   await db().project.update({ where: { id: projectId }, data: { plan: "ENTERPRISE" } });
@@ -183,7 +183,7 @@ async function benchSubscriptions(name: string, url: string, n: number): Promise
 const log0 = { address: `0x${"11".repeat(20)}`, topics: [`0x${"22".repeat(32)}`], data: `0x${"00".repeat(64)}`, block_number: 1, transaction_hash: `0x${"33".repeat(32)}`, transaction_index: 0, log_index: 0, block_hash: `0x${"44".repeat(32)}`, block_timestamp: 1_700_000_000, removed: false, type: "log" };
 
 /** `n` LOG messages as a follower writes them, spread over `subs`, 1,000 per transaction. */
-async function enqueueLogs(subs: readonly string[], n: number): Promise<void> {
+export async function enqueueLogs(subs: readonly string[], n: number): Promise<void> {
   const BATCH = 1000;
   for (let i = 0; i < n; i += BATCH) {
     const count = Math.min(BATCH, n - i);
@@ -194,7 +194,7 @@ async function enqueueLogs(subs: readonly string[], n: number): Promise<void> {
 }
 
 /** A receiver (bench/baseline-server.mjs) in its own process on a free port. */
-async function startReceiver(delayMs: number): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startReceiver(delayMs: number): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const receiver = spawnNode("receiver", ["bench/baseline-server.mjs"], { env: { ...process.env, PORT: String(port), BENCH_BODY: "{}", BENCH_DELAY_MS: String(delayMs) } });
   const url = `http://127.0.0.1:${port}/hooks`;

@@ -7,6 +7,8 @@ import { freePort } from "./ports";
 
 export interface TestRedis {
   url: string;
+  /** The redis-server process (for CPU accounting). */
+  pid: number;
   /** Freezes the server (SIGSTOP): connections stay open and nothing is answered. */
   freeze(): void;
   /** Wakes a frozen server (SIGCONT). */
@@ -28,6 +30,7 @@ export async function startRedis(): Promise<TestRedis> {
   const pid = Number(await readFile(pidFile, "utf8"));
   return {
     url: `redis://127.0.0.1:${port}`,
+    pid,
     freeze: () => process.kill(pid, "SIGSTOP"),
     thaw: () => process.kill(pid, "SIGCONT"),
     async stop() {
