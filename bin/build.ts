@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -32,4 +33,10 @@ export function ensureFreshBuild(run: (cmd: string, args: string[]) => number): 
   const status = run(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "build"]);
   if (status !== 0) throw new Error("next build failed");
   writeFileSync(STAMP, fingerprint);
+}
+
+// `npm run build`: builds the console as `npm start` would (same stamp), so a start after it does
+// not build again (the image build runs it once).
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.resolve("bin/build.ts")) {
+  ensureFreshBuild((cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1);
 }

@@ -76,5 +76,9 @@ export async function runServer(entry) {
   await import(pathToFileURL(outfile).href);
 }
 
-// Run as a program (npm start), not imported.
-if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await runServer("bin/start.ts");
+// Run as a program (npm start), not imported. `--compile-only` compiles the server and exits: an
+// image build (Dockerfile) does it once, so no process compiles at start.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes("--compile-only")) await compileServer(path.join(root, "bin/start.ts"), path.join(root, ".blockgate", "start.mjs"));
+  else await runServer("bin/start.ts");
+}

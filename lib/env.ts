@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { parseUpstreams } from "@/lib/network-definitions";
+import { NETWORK_DEFINITIONS, parseUpstreams, upstreamVariable } from "@/lib/network-definitions";
 import { perProcess } from "@/lib/per-process";
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
@@ -320,6 +320,11 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     webhookPrivateUrlsByDefault: env.WEBHOOK_ALLOW_PRIVATE_URLS === undefined && local,
     WEBHOOK_HTTPS_ONLY: env.WEBHOOK_HTTPS_ONLY ?? !local,
   };
+}
+
+/** Whether `name` is a variable the configuration reads: a setting above or a network's upstream URL (UPSTREAM_<PROTOCOL>_<NETWORK>). */
+export function isConfigVariable(name: string): boolean {
+  return Object.hasOwn(schema.shape, name) || NETWORK_DEFINITIONS.some((d) => upstreamVariable(d) === name);
 }
 
 const databaseSchema = schema.pick({ DATA_DIR: true, DATABASE_URL: true, EMBEDDED_PG_PORT: true });

@@ -9,9 +9,10 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseEnv } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from "vitest";
 import { DEVNET_CONTRACTS } from "@/lib/evm/devnet/contracts";
@@ -188,6 +189,8 @@ beforeAll(async () => {
   [redis, anvil, receiver] = await Promise.all([startRedis(), spawnAnvil({ chainId: 11155111, blockTimeSec: 1 }), startReceiver()]);
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   clusterEnv = {
+    // What compose.yaml gives every process: the cluster's shared settings.
+    ...(parseEnv(readFileSync("ops/cluster.env", "utf8")) as Record<string, string>),
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     APP_SECRET: randomBytes(32).toString("base64"),
