@@ -15,7 +15,7 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { enqueueMessages } from "../outbox";
 import { createWebhook } from "../service";
 import { USER_AGENT } from "./send";
-import { claimDue, inboxAuthority } from "./store";
+import { claimDue, inboxAuthority, receiverTurnSql } from "./store";
 import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
 
 interface Received {
@@ -551,7 +551,7 @@ describe("sharing a receiver", () => {
       const b = await subscription(`${elsewhere.origin}/v1/inbox/${token("b")}`);
       const [ownA, ownB] = [await subscription(`${own}/v1/inbox/${token("a")}`), await subscription(`${own}/v1/inbox/${token("b")}`)];
       for (const s of [a, b, ownA, ownB]) await enqueue(s.subscriptionId);
-      const { messages } = await claimDue({ max: 10, perHost: 10, busy: new Map(), fullHosts: [], leaseMs: 60_000, cursor: "", inboxAuthority: inboxAuthority(own), projectIds: [project.projectId] });
+      const { messages } = await claimDue({ max: 10, perHost: 10, heldPerHost: 10, busy: new Map(), fullHosts: [], leaseMs: 60_000, holder: "test", cursor: "", inboxAuthority: inboxAuthority(own), projectIds: [project.projectId] });
       const hostOf = (id: string) => messages.find((m) => m.subscriptionId === id)?.host;
       expect([a, b, ownA, ownB].map((s) => hostOf(s.subscriptionId))).toEqual([elsewhere.host, elsewhere.host, `${new URL(own).host}/v1/inbox/${token("a")}`, `${new URL(own).host}/v1/inbox/${token("b")}`]);
 
@@ -568,6 +568,27 @@ describe("sharing a receiver", () => {
       resetEnv();
     }
   });
+
+  it("several workers keep at most WEBHOOK_DELIVERY_PER_HOST in flight to a host together, deliver each message once, and a fast host waits for none of it", async () => {
+    const slow = await receiver((_req, _n, res) => setTimeout(() => res.end("ok"), 150));
+    const fast = await receiver();
+    const backlog = [];
+    for (let i = 0; i < 3; i++) backlog.push(...(await enqueue((await subscription(slow.url)).subscriptionId, 12)));
+    const quick = await subscription(fast.url);
+    // As two worker processes would run: each claims for itself, with room for 10 deliveries and 3 per host.
+    worker({ perHost: 3, concurrency: 10 });
+    worker({ perHost: 3, concurrency: 10 });
+    await waitFor("the slow receiver's deliveries to start", async () => slow.received.length > 0);
+    const queued = await enqueue(quick.subscriptionId, 20);
+    for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    // The fast host's messages went out while the slow host's backlog was still there.
+    expect(await db().webhookMessage.count({ where: { id: { in: backlog.map((m) => m.id) }, status: "PENDING" } })).toBeGreaterThan(0);
+    for (const m of backlog) expect(await settled(m.id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(slow.maxOpen).toBe(3);
+    const ids = (r: Receiver) => r.received.map((x) => x.headers["webhook-id"] as string).sort();
+    expect(ids(slow)).toEqual(backlog.map((m) => m.id).sort());
+    expect(ids(fast)).toEqual(queued.map((m) => m.id).sort());
+  });
 });
 
 describe("leases", () => {
@@ -575,7 +596,7 @@ describe("leases", () => {
     // A project of its own: no message left by the tests before is claimed here.
     const own = await createTestProject("Delivery leases", "ENTERPRISE");
     const sub = await createWebhook(own.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "lease test", notification: { webhookUrl: (await receiver()).url }, condition: { period: 1 } });
-    const claim = (leaseMs: number) => claimDue({ max: 10, perHost: 10, busy: new Map(), fullHosts: [], leaseMs, cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] });
+    const claim = (leaseMs: number) => claimDue({ max: 10, perHost: 10, heldPerHost: 10, busy: new Map(), fullHosts: [], leaseMs, holder: "test", cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] });
     /** Claims as a worker whose clock is `skewMs` off would. */
     const skewed = async (skewMs: number, leaseMs: number) => {
       vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + skewMs });
@@ -599,5 +620,31 @@ describe("leases", () => {
     expect((await message(ahead!.id)).nextAttemptAt).toEqual(held.messages[0]!.lease);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(ids(await claim(60_000))).toEqual([ahead!.id]);
+  });
+
+  it("a claim that waited for another's turn on the receiver counts what that one leased: together at most perHost", async () => {
+    const own = await createTestProject("Delivery turns", "ENTERPRISE");
+    const host = "127.0.0.1:9";
+    const sub = await createWebhook(own.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "turn test", notification: { webhookUrl: `http://${host}/hooks` }, condition: { period: 1 } });
+    const queued = await enqueue(sub.subscriptionId, 10);
+    const claim = (holder: string) => claimDue({ max: 10, perHost: 3, heldPerHost: 9, busy: new Map(), fullHosts: [], leaseMs: 60_000, holder, cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] });
+    const waiting = async () => {
+      const [row] = await db().$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_locks
+        WHERE locktype = 'advisory' AND objsubid = 2 AND objid = (hashtext(${host})::bigint & 4294967295)::oid AND NOT granted`;
+      return row!.n > 0;
+    };
+    // Another worker's claim in its turn, as the claim writes it: two messages leased, not committed yet.
+    const { claimed } = await rawTransaction(async (client) => {
+      await client.query(`SELECT ${receiverTurnSql("$1")}`, [host]);
+      await client.query(
+        `UPDATE webhook_messages SET next_attempt_at = now() + interval '1 minute', leased_until = now() + interval '1 minute', leased_by = 'other', receiver = $2 WHERE id = ANY($1)`,
+        [queued.slice(0, 2).map((m) => m.id), host],
+      );
+      const claimed = claim("this");
+      await waitFor("the claim to wait for the receiver's turn", waiting);
+      return { claimed };
+    });
+    expect((await claimed).messages).toHaveLength(1);
+    expect((await claim("a third")).messages).toEqual([]);
   });
 });

@@ -10,6 +10,12 @@
  * flight as its worker died. The lease's end is the database's now() plus its length, as the claim
  * compares it with now(): no worker's clock is involved, however far off it is.
  *
+ * A lease also names its end (leasedUntil), its holder and its receiver, until the holder records
+ * the attempt or hands the message back: what bounds the deliveries in flight to a receiver across
+ * workers (claimSql; the rule is worker.ts's). A due retry's nextAttemptAt alone says nothing of
+ * who holds it. Messages failed by another worker while one sends them (their subscription turned
+ * off) keep that one's lease to its end: they may still be in flight.
+ *
  * The statements on the hot path (claim, release, success) go through node-postgres (rawPool())
  * rather than Prisma: one parsed and planned statement per batch, without the query compiler's
  * work per call.
@@ -60,13 +66,17 @@ export const inboxAuthority = (publicUrl: string) => new URL(publicUrl).host.toL
 export interface ClaimLimits {
   /** Messages to claim at most. */
   max: number;
-  /** Deliveries a host may have in flight. */
+  /** Deliveries a receiver may have in flight, all workers together (WEBHOOK_DELIVERY_PER_HOST). */
   perHost: number;
-  /** Deliveries in flight now, by host: the others get what is left of perHost. */
+  /** Messages this worker may hold per receiver while no other worker holds any of its messages. */
+  heldPerHost: number;
+  /** Messages this worker holds now, by receiver: a claim adds to them. */
   busy: ReadonlyMap<string, number>;
-  /** Hosts at perHost: their messages are skipped. */
+  /** Receivers at heldPerHost: their messages are skipped. */
   fullHosts: readonly string[];
   leaseMs: number;
+  /** The claiming worker, unique in the cluster: its leases are in `busy`, those of any other holder count against the receiver. */
+  holder: string;
   /** The subscription served last: the walk starts after it (see claimSql); "" at first. */
   cursor: string;
   /** PUBLIC_URL's authority (inboxAuthority): deliveries to its test inboxes count per inbox. */
@@ -74,6 +84,9 @@ export interface ClaimLimits {
   /** Only these projects' messages (tests and benchmarks sharing a database); default all. */
   projectIds?: readonly string[];
 }
+
+/** Takes a receiver's turn to claim (an advisory lock until the transaction ends): see claimSql. */
+export const receiverTurnSql = (receiver: string) => `pg_advisory_xact_lock(hashtext('webhook-receiver'), hashtext(${receiver}))`;
 
 /** Messages a claim takes at most. */
 export const CLAIM_MAX = 64;
@@ -101,6 +114,15 @@ export const CLAIM_WALK = 1000;
 // those within each receiver's free slots are leased; the rest are unlocked when the statement
 // ends. The answer carries each message's place in the walk and where the walk ended: the
 // worker's next cursor. The receiver key is computed once per subscription walked and per retry.
+//
+// A receiver's free slots: with no live lease of another holder on it, heldPerHost ($5) less what
+// this worker holds ($2/$3); otherwise perHost ($11) less what every holder holds. Claims of a
+// receiver take their turns: each takes the receiver's advisory lock (in one order, by hash: no
+// two claims wait for each other in a cycle) and only then counts the other holders' leases, with
+// webhook_receiver_leases, a VOLATILE function whose query reads a snapshot taken as it runs (this
+// statement's, taken before the lock, could miss the leases of a claim that committed meanwhile).
+// Two claims therefore never both find room for the same slot. The lock is held until the claim
+// commits: claims of other receivers never wait for it.
 const claimSql = (filtered: boolean) => {
   // Each subscription's receiver and project; `wanted` of those, outside the unfiltered variant
   // (where $4 and $7 are empty and only referenced).
@@ -140,13 +162,20 @@ const claimSql = (filtered: boolean) => {
      ), ranked AS (
        SELECT l.id, l.n, l.host, row_number() OVER (PARTITION BY l.sub ORDER BY l.next_attempt_at) AS round
        FROM (SELECT * FROM news UNION ALL SELECT * FROM retries) l
+     ), locked AS (
+       SELECT h.host, ${receiverTurnSql("h.host")}::text AS turn
+       FROM (SELECT DISTINCT host FROM ranked) h ORDER BY hashtext(h.host)
+     ), others AS (
+       SELECT l.host, webhook_receiver_leases(l.host, $10) AS leases FROM locked l
      ), chosen AS (
        SELECT r.id, r.host, r.n FROM (SELECT r.*, row_number() OVER (PARTITION BY r.host ORDER BY r.round, r.n) AS rn FROM ranked r) r
+       JOIN others o ON o.host = r.host
        LEFT JOIN unnest($2::text[], $3::int[]) AS b(host, used) ON b.host = r.host
-       WHERE r.rn <= $5 - coalesce(b.used, 0)
+       WHERE r.rn <= CASE WHEN o.leases = 0 THEN $5 ELSE $11 - o.leases END - coalesce(b.used, 0)
        ORDER BY r.round, r.n LIMIT $1
      ), leased AS (
-       UPDATE webhook_messages m SET next_attempt_at = now() + $6::int * interval '1 millisecond'
+       UPDATE webhook_messages m SET next_attempt_at = now() + $6::int * interval '1 millisecond',
+         leased_until = now() + $6::int * interval '1 millisecond', leased_by = $10, receiver = c.host
        FROM chosen c, webhook_subscriptions s
        WHERE m.id = c.id AND s.id = m.subscription_id
        RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
@@ -162,17 +191,18 @@ const CLAIM = claimSql(false);
 const CLAIM_FILTERED = claimSql(true);
 
 /**
- * Claims up to `max` due messages, round robin between subscriptions from `cursor` (claimSql), at
- * most `perHost - busy` per receiver. Messages of receivers that are full stay for other workers
- * or later. Answers them with the cursor for the next claim: the subscription served last, or
- * where the walk ended when none was.
+ * Claims up to `max` due messages, round robin between subscriptions from `cursor` (claimSql), per
+ * receiver at most `heldPerHost - busy` while no other worker holds any of its messages, and
+ * `perHost` less what all hold otherwise. Messages of receivers that are full stay for other
+ * workers or later. Answers them with the cursor for the next claim: the subscription served
+ * last, or where the walk ended when none was.
  */
 export async function claimDue(limits: ClaimLimits): Promise<{ messages: ClaimedMessage[]; cursor: string }> {
   if (limits.max <= 0) return { messages: [], cursor: limits.cursor };
   const hosts = [...limits.busy.keys()];
   const used = hosts.map((h) => limits.busy.get(h)!);
   const max = Math.min(limits.max, CLAIM_MAX);
-  const args = [max, hosts, used, [...limits.fullHosts], limits.perHost, limits.leaseMs, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority];
+  const args = [max, hosts, used, [...limits.fullHosts], limits.heldPerHost, limits.leaseMs, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority, limits.holder, limits.perHost];
   const filtered = limits.fullHosts.length > 0 || limits.projectIds !== undefined;
   const { rows } = await rawPool().query<ClaimedMessage & { place: number | null; walkedTo: string | null }>({
     name: filtered ? "webhook-claim-filtered" : "webhook-claim",
@@ -191,11 +221,16 @@ export async function claimDue(limits: ClaimLimits): Promise<{ messages: Claimed
   return { messages, cursor: last?.sub ?? rows[0]?.walkedTo ?? limits.cursor };
 }
 
+/** What a holder writes as it lets a message go: its lease no longer counts against the receiver. */
+const LEASE_ENDS = "leased_until = NULL, leased_by = NULL, receiver = NULL";
+/** LEASE_ENDS for Prisma. */
+const leaseEnds = { leasedUntil: null, leasedBy: null, receiver: null };
+
 /** The messages of inactive subscriptions fail without being sent (see worker.ts). */
 export async function failUnsent(messages: readonly ClaimedMessage[]): Promise<void> {
   if (messages.length === 0) return;
   await rawPool().query(
-    `UPDATE webhook_messages m SET status = 'FAIL', next_attempt_at = NULL
+    `UPDATE webhook_messages m SET status = 'FAIL', next_attempt_at = NULL, ${LEASE_ENDS}
      FROM unnest($1::text[], $2::timestamptz[]) AS c(id, lease)
      WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`,
     [messages.map((m) => m.id), messages.map((m) => m.lease)],
@@ -206,7 +241,7 @@ export async function failUnsent(messages: readonly ClaimedMessage[]): Promise<v
 export async function releaseClaims(messages: readonly ClaimedMessage[]): Promise<void> {
   if (messages.length === 0) return;
   await rawPool().query(
-    `UPDATE webhook_messages m SET next_attempt_at = now()
+    `UPDATE webhook_messages m SET next_attempt_at = now(), ${LEASE_ENDS}
      FROM unnest($1::text[], $2::timestamptz[]) AS c(id, lease)
      WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease`,
     [messages.map((m) => m.id), messages.map((m) => m.lease)],
@@ -288,7 +323,7 @@ export async function recordSuccesses(done: readonly { m: ClaimedMessage; a: Att
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], $10::jsonb[])
         AS a(id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, http_status, response_body, request_headers)
     )
-    UPDATE webhook_messages m SET status = 'SUCCESS', attempts = m.attempts + 1, next_attempt_at = NULL
+    UPDATE webhook_messages m SET status = 'SUCCESS', attempts = m.attempts + 1, next_attempt_at = NULL, ${LEASE_ENDS}
     FROM unnest($2::text[], $11::timestamptz[]) AS c(id, lease)
     WHERE m.id = c.id AND m.status = 'PENDING' AND m.next_attempt_at = c.lease
     RETURNING m.id, m.prepaid`,
@@ -327,14 +362,14 @@ export async function recordFailure(m: ClaimedMessage, a: AttemptRecord, outcome
     const held = { id: m.id, status: "PENDING" as const, nextAttemptAt: m.lease };
     if (reason !== null) {
       await tx.webhookSubscription.update({ where: { id: m.subscriptionId }, data: { isActive: false, deactivatedReason: reason, deactivatedAt: now } });
-      await tx.webhookMessage.updateMany({ where: held, data: { attempts: { increment: 1 } } });
+      await tx.webhookMessage.updateMany({ where: held, data: { attempts: { increment: 1 }, ...leaseEnds } });
       await tx.webhookMessage.updateMany({ where: { subscriptionId: m.subscriptionId, status: "PENDING" }, data: { status: "FAIL", nextAttemptAt: null } });
       return reason;
     }
     const data =
       outcome.kind === "retry"
-        ? { attempts: { increment: 1 }, nextAttemptAt: outcome.at }
-        : { attempts: { increment: 1 }, status: "FAIL" as const, nextAttemptAt: null };
+        ? { attempts: { increment: 1 }, nextAttemptAt: outcome.at, ...leaseEnds }
+        : { attempts: { increment: 1 }, status: "FAIL" as const, nextAttemptAt: null, ...leaseEnds };
     await tx.webhookMessage.updateMany({ where: held, data });
     return null;
   });

@@ -4,9 +4,22 @@
  * Any number run at once, in one process or many: they share messages through their claims.
  *
  * - A slow or dead receiver delays no one else: at most WEBHOOK_DELIVERY_PER_HOST deliveries per
- *   receiver host (host:port; each test inbox of this service counts as its own) are in flight in
- *   a process, and claims skip hosts at that bound, so the other WEBHOOK_DELIVERY_CONCURRENCY -
- *   PER_HOST slots keep serving other receivers.
+ *   receiver host (host:port; each test inbox of this service counts as its own) are in flight,
+ *   all workers of the cluster together, and claims skip hosts at that bound, so the other
+ *   WEBHOOK_DELIVERY_CONCURRENCY - PER_HOST slots keep serving other receivers.
+ * - How the cluster holds that bound (the leases in the database say who holds what:
+ *   lib/webhooks/delivery/store.ts claimSql): a worker sends at most perHost of what it holds for
+ *   a host at once, and each claim, in its turn on the host, counts the other workers' live leases
+ *   there. Finding none, it may hold HELD_ROUNDS rounds, as a worker alone does (all in flight
+ *   there is its own: at most perHost). Finding some, it tops up only to perHost held by all
+ *   together, its own included. So together they never send more than perHost. A busy host stays
+ *   with the one worker serving it, with rounds claimed ahead (HELD_ROUNDS: see there): it refills
+ *   before it runs dry, and the others find the host taken and serve other hosts. A host is
+ *   shared only once its holder holds less than a round, until one of the holders runs dry. No
+ *   Redis: a semaphore there would be a second record of what the leases say, with a guessed share
+ *   per process while Redis is away, and a round trip per delivery; the claim stays one
+ *   statement. A worker that dies keeps its host's room until its leases end (its attempts may
+ *   still be in flight, for all anyone knows).
  * - Within a receiver, subscriptions take turns: claims walk the subscriptions round robin
  *   (lib/webhooks/delivery/store.ts claimSql), and a host's claimed messages wait per subscription
  *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
@@ -26,6 +39,7 @@
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
+import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
@@ -219,6 +233,8 @@ class Delivery {
   private readonly successes = new SuccessRecorder();
   private readonly signingKeys = new SigningKeys();
   private readonly inboxes = inboxAuthority(getEnv().PUBLIC_URL);
+  /** The leases' holder: unique in the cluster, and for this worker alone (a process may run several; one that restarts is another). */
+  private readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(6).toString("hex")}`;
 
   constructor(private readonly o: DeliveryOptions) {
     this.perHost = Math.min(o.perHost, o.concurrency);
@@ -263,7 +279,8 @@ class Delivery {
   }
 
   /**
-   * claim: up to `free` due messages, at most HELD_ROUNDS rounds per host held; those of a
+   * claim: up to `free` due messages, at most HELD_ROUNDS rounds per host held (one round for all
+   * workers together where others hold some: see the module comment); those of a
    * subscription that is off fail unsent (test messages are sent all the same), the others go to
    * their hosts' queues. Answers how many were claimed.
    */
@@ -271,10 +288,12 @@ class Delivery {
     const { busy, fullHosts } = this.state.held(HELD_ROUNDS * this.perHost);
     const claim = await claimDue({
       max: free,
-      perHost: HELD_ROUNDS * this.perHost,
+      perHost: this.perHost,
+      heldPerHost: HELD_ROUNDS * this.perHost,
       busy,
       fullHosts,
       leaseMs: leaseMs(this.o.timeoutMs, this.o.leaseMarginMs),
+      holder: this.holder,
       cursor: this.state.cursor,
       inboxAuthority: this.inboxes,
       projectIds: this.o.projectIds,
