@@ -11,20 +11,30 @@
  * Turns load (s) then (l) (the reverse every other turn); the figures are medians over the turns.
  * Targets (issue 25): server CPU per request (s)/(l) ≤ 1.10 at c=32; p50 added by (s) at c=1 < 0.2 ms.
  *
+ * Subscriptions: what a network's active subscriptions cost its webhook follower
+ * (lib/webhooks/engine/follower.ts): the signature query it runs at every head move (at least once
+ * a second), the reload and index build when they changed, and the index's memory.
+ *
  * Delivery: deliveries/s of one and of two delivery worker processes (bench/delivery-worker.ts:
  * what ROLE=worker runs for deliveries) emptying the same queue of due messages to local receivers
  * (bench/baseline-server.mjs, one process each, every receiver its own host:port), with the CPU
  * each delivery costs the workers and PostgreSQL: the per-delivery costs of the capacity model.
  */
 import { readFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
+import { LogIndex } from "@/lib/evm/webhooks";
+import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
 import { startRedis } from "@/lib/testing/redis";
+import { activeSubscriptions, subscriptionSignature } from "@/lib/webhooks/engine/follower";
+import { createWebhook } from "@/lib/webhooks/service";
 import { cleanup, tempDir } from "./cleanup";
 import { runLoad, type LoadResult } from "./load";
 import { wholeNumberOption } from "./options";
@@ -37,7 +47,7 @@ import { benchSubscriptions, enqueueLogs, startReceiver, webhookBenchDatabase } 
 const QUIET_CORES = 0.2;
 
 const USAGE = `Usage: npm run bench -- cluster [options]
-  --only P            run one part: limiter or delivery (default: both)
+  --only P            run one part: limiter, delivery or subscriptions (default: all three)
   --dry-run           print the results without writing bench/RESULTS.md
   --verbose           echo the servers' output
   --max-wait S        before each run, wait up to S seconds (default 30; 0: don't) for other
@@ -48,8 +58,11 @@ Limiter:
   --projects K        BUSINESS projects whose keys the load rotates over (default 40)
 Delivery:
   --messages N        messages per run (default 20000)
-  --receivers R       receiver processes (default 4)`;
+  --receivers R       receiver processes (default 4)
+Subscriptions:
+  --subscriptions N   active LOG subscriptions on one network (default 1000000)`;
 
+const PARTS = ["limiter", "delivery", "subscriptions"];
 const TARGET_CPU_RATIO = 1.1;
 const TARGET_ADDED_P50_MS = 0.2;
 const NETWORK = "ethereum-mainnet";
@@ -66,6 +79,7 @@ function parseOptions(argv: string[]) {
       projects: { type: "string" },
       messages: { type: "string" },
       receivers: { type: "string" },
+      subscriptions: { type: "string" },
       "dry-run": { type: "boolean" },
       verbose: { type: "boolean" },
       "max-wait": { type: "string" },
@@ -74,7 +88,7 @@ function parseOptions(argv: string[]) {
     strict: true,
   });
   if (values.help) return undefined;
-  if (values.only !== undefined && values.only !== "limiter" && values.only !== "delivery") throw new Error(`--only must be limiter or delivery, got "${values.only}"\n${USAGE}`);
+  if (values.only !== undefined && !PARTS.includes(values.only)) throw new Error(`--only must be one of ${PARTS.join(", ")}, got "${values.only}"\n${USAGE}`);
   const int = wholeNumberOption(USAGE);
   return {
     only: values.only,
@@ -83,6 +97,7 @@ function parseOptions(argv: string[]) {
     projects: int(values.projects, 40, "projects", { min: 1, max: 1000 }),
     messages: int(values.messages, 20_000, "messages", { min: 100, max: 1_000_000 }),
     receivers: int(values.receivers, 4, "receivers", { min: 1, max: 32 }),
+    subscriptions: int(values.subscriptions, 1_000_000, "subscriptions", { min: 1000, max: 10_000_000 }),
     dryRun: values["dry-run"] ?? false,
     verbose: values.verbose ?? false,
     maxWaitSec: int(values["max-wait"], 30, "max-wait", { min: 0, unit: "seconds" }),
@@ -126,8 +141,9 @@ export async function clusterBench(argv: string[]): Promise<number> {
   const started = new Date();
   await webhookBenchDatabase("bench-cluster-");
   const parts: Part[] = [];
-  if (opts.only !== "delivery") parts.push(await measureLimiter(opts));
-  if (opts.only !== "limiter") parts.push(await measureDelivery(opts));
+  if (opts.only === undefined || opts.only === "limiter") parts.push(await measureLimiter(opts));
+  if (opts.only === undefined || opts.only === "delivery") parts.push(await measureDelivery(opts));
+  if (opts.only === undefined || opts.only === "subscriptions") parts.push(await measureSubscriptions(opts));
   await disconnectDb();
   const verdict = markdownTable(
     ["target", "measured", "verdict"],
@@ -293,5 +309,79 @@ async function measureDelivery(opts: Options): Promise<Part> {
     ].join("\n"),
     verdicts: [{ target: "deliveries/s with 2 workers / with 1", measured: fmt.ratio(scaling), pass: undefined }],
     failed,
+  };
+}
+
+/** The heap in use after a full collection (V8's gc, exposed at run time). */
+function heapAfterGc(): number {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+async function measureSubscriptions(opts: Options): Promise<Part> {
+  const n = opts.subscriptions;
+  const network = "ethereum-mainnet";
+  const user = await createUser({ email: `bench-cluster-subs-${Date.now()}@example.com`, password: "correct horse battery" });
+  const { projectId } = await createProject(user.id, "Cluster subscriptions bench");
+  const template = await createWebhook(projectId, networkBySlug(network)!, { eventType: "LOG", description: "template", notification: { webhookUrl: "http://127.0.0.1:9/hooks" }, condition: { address: `0x${"11".repeat(20)}`, topics: [`0x${"22".repeat(32)}`] } });
+  log(`inserting ${n.toLocaleString("en-US")} active LOG subscriptions (one contract and topic each, as a follower sees them)…`);
+  const t0 = performance.now();
+  // Copies of a subscription made through the service, each on its own contract address.
+  await rawPool().query(
+    `INSERT INTO webhook_subscriptions (id, project_id, network, event_type, description, webhook_url, is_instant, is_active, condition, log_address, log_topic0, period, start_block, signing_key, sequence, created_at, updated_at)
+     SELECT 'wh_bench' || g, s.project_id, s.network, s.event_type, s.description, s.webhook_url, s.is_instant, true,
+            jsonb_set(s.condition::jsonb, '{address}', to_jsonb(a.addr)), a.addr, s.log_topic0, s.period, 1, s.signing_key, 0, now(), now()
+     FROM webhook_subscriptions s, generate_series(1, $2::int) g, LATERAL (SELECT '0x' || lpad(to_hex(g), 40, '0') AS addr) a WHERE s.id = $1`,
+    [template.subscriptionId, n],
+  );
+  await rawPool().query("UPDATE webhook_subscriptions SET start_block = 1 WHERE id = $1", [template.subscriptionId]);
+  await rawPool().query("ANALYZE webhook_subscriptions");
+  const insertS = (performance.now() - t0) / 1000;
+  const time = async <T>(f: () => Promise<T>, rounds: number) => {
+    const ms: number[] = [];
+    let out: T | undefined;
+    for (let i = 0; i < rounds; i++) {
+      const t = performance.now();
+      out = await f();
+      ms.push(performance.now() - t);
+    }
+    return { ms: median(ms), out: out! };
+  };
+  const pgBefore = startCpuAccounting({ postgres: postgresPids });
+  const signature = await time(() => subscriptionSignature(network), 5);
+  const signatureCpu = pgBefore();
+  const heap0 = heapAfterGc();
+  const loaded = await time(() => activeSubscriptions(network), 1);
+  const heapRows = heapAfterGc();
+  const built = await time(async () => new LogIndex(loaded.out), 1);
+  const heapIndex = heapAfterGc();
+  const subs = loaded.out.length;
+  const perSub = (bytes: number) => (bytes / subs).toFixed(0);
+  const tableBytes = Number((await rawPool().query<{ b: string }>("SELECT pg_total_relation_size('webhook_subscriptions') AS b")).rows[0]!.b);
+  // Held until here: the rows and the index are measured while alive.
+  if (built.out.addresses.length === 0) throw new Error("the index is empty");
+  await rawPool().query("DELETE FROM webhook_subscriptions WHERE project_id = $1", [projectId]);
+  const table = markdownTable(
+    ["what", `at ${subs.toLocaleString("en-US")} subscriptions`, "per subscription"],
+    [
+      ["signature query (every head move, at least every 1 s), ms", signature.ms.toFixed(0), `${((signature.ms * 1000) / subs).toFixed(2)} µs`],
+      ["  PostgreSQL CPU of one signature query, ms", (usPer(signatureCpu, "postgres", 5) / 1000).toFixed(0), "—"],
+      ["reload of the active subscriptions (when one changed), ms", loaded.ms.toFixed(0), `${((loaded.ms * 1000) / subs).toFixed(2)} µs`],
+      ["LOG index build, ms", built.ms.toFixed(0), `${((built.ms * 1000) / subs).toFixed(2)} µs`],
+      ["heap: loaded rows, MiB", ((heapRows - heap0) / 2 ** 20).toFixed(0), `${perSub(heapRows - heap0)} B`],
+      ["heap: LOG index, MiB", ((heapIndex - heapRows) / 2 ** 20).toFixed(0), `${perSub(heapIndex - heapRows)} B`],
+      ["webhook_subscriptions with indexes, MiB", (tableBytes / 2 ** 20).toFixed(0), `${(tableBytes / subs).toFixed(0)} B`],
+    ],
+  );
+  return {
+    title: "Subscriptions: what a network's active subscriptions cost its follower",
+    text: [
+      `${subs.toLocaleString("en-US")} active LOG subscriptions of one network (ethereum-mainnet), each on its own contract, inserted in ${insertS.toFixed(0)} s as copies of one made through the service. Timed in this process with the follower's own functions (lib/webhooks/engine/follower.ts subscriptionSignature, activeSubscriptions; lib/evm/webhooks.ts LogIndex); medians of 5 signature queries, one reload and one build. Heap after a full collection.`,
+      "",
+      table,
+    ].join("\n"),
+    verdicts: [],
+    failed: false,
   };
 }

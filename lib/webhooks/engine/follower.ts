@@ -118,7 +118,7 @@ async function assignStartBlocks(network: string, head: bigint): Promise<void> {
 }
 
 /** Changes whenever the set of active subscriptions (or one of them) does. */
-async function subscriptionSignature(network: string): Promise<string> {
+export async function subscriptionSignature(network: string): Promise<string> {
   const { rows } = await rawPool().query<{ n: number; updated: string | null; ids: string | null }>({
     name: "webhook-subscription-signature",
     text: `SELECT count(*)::int AS n, max(updated_at)::text AS updated, sum(hashtext(id || ':' || start_block::text))::text AS ids
@@ -129,7 +129,8 @@ async function subscriptionSignature(network: string): Promise<string> {
   return `${row?.n}/${row?.updated}/${row?.ids}`;
 }
 
-async function activeSubscriptions(network: string): Promise<ActiveSubscription[]> {
+/** A network's active subscriptions, as its matchers are built from them (when the signature changed). */
+export async function activeSubscriptions(network: string): Promise<ActiveSubscription[]> {
   const rows = await db().webhookSubscription.findMany({
     where: { network, isActive: true, startBlock: { not: null } },
     select: { id: true, eventType: true, condition: true, isInstant: true, period: true, startBlock: true },
