@@ -10,10 +10,13 @@ import { captureLogs } from "@/lib/testing/logs";
 import { connectTestDatabase } from "@/lib/testing/harness";
 import { EvmBackends } from "../backends";
 import { UpstreamUnavailable } from "../upstream";
+import { leaderLockName } from "@/lib/workers/leader-lock";
+import { answersRpc } from "./anvil";
 import { DevnetDirectory, startDevnetHosts, type DevnetHostOptions } from "./cluster";
 
 // A private copy of a catalog network: suites sharing the database never host it.
 const network: Network = { ...networkBySlug("ethereum-holesky")!, slug: `evm-cluster-${randomBytes(4).toString("hex")}` };
+const fencedNetwork: Network = { ...network, slug: `${network.slug}-fenced` };
 const logs = captureLogs();
 const dirs: string[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -24,8 +27,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
-  await db().$executeRaw`DELETE FROM devnet_endpoints WHERE network = ${network.slug}`;
-  await db().$executeRaw`DELETE FROM devnet_states WHERE network = ${network.slug}`;
+  for (const slug of [network.slug, fencedNetwork.slug]) {
+    await db().$executeRaw`DELETE FROM devnet_endpoints WHERE network = ${slug}`;
+    await db().$executeRaw`DELETE FROM devnet_states WHERE network = ${slug}`;
+  }
   await db().$disconnect();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
@@ -46,24 +51,25 @@ function webProcess(waitMs?: number) {
 }
 
 /** A worker process (its own data directory, as on another host) that runs the devnets it holds. */
-async function workerProcess(memberId: string) {
+async function workerProcess(memberId: string, o: { network?: Network; saveBlocks?: number } = {}) {
+  const net = o.network ?? network;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-devnet-host-"));
   dirs.push(dataDir);
-  const options: DevnetHostOptions = { databaseUrl, memberId, dataDir, blockTimeSec: 1, idleMs: 60_000, saveBlocks: 2, host: "127.0.0.1", advertiseHost: "127.0.0.1", logger: logs.logger, pollMs: 200 };
-  const host = startDevnetHosts([network], options);
+  const options: DevnetHostOptions = { databaseUrl, memberId, dataDir, blockTimeSec: 1, idleMs: 60_000, saveBlocks: o.saveBlocks ?? 2, host: "127.0.0.1", advertiseHost: "127.0.0.1", logger: logs.logger, pollMs: 200 };
+  const host = startDevnetHosts([net], options);
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= host.stop());
   stops.push(stop);
-  return { stop, anvilPid: () => Number(readFileSync(path.join(dataDir, network.slug, "anvil.pid"), "utf8")) };
+  return { stop, anvilPid: () => Number(readFileSync(path.join(dataDir, net.slug, "anvil.pid"), "utf8")) };
 }
 
-async function registration() {
-  const rows = await db().$queryRaw<{ url: string | null; holder: string | null; term: bigint }[]>`SELECT url, holder, term FROM devnet_endpoints WHERE network = ${network.slug}`;
+async function registration(slug = network.slug) {
+  const rows = await db().$queryRaw<{ url: string | null; holder: string | null }[]>`SELECT url, holder FROM devnet_endpoints WHERE network = ${slug}`;
   return rows[0];
 }
 
-async function savedBlock(): Promise<number> {
-  const rows = await db().$queryRaw<{ block_number: bigint }[]>`SELECT block_number FROM devnet_states WHERE network = ${network.slug}`;
+async function savedBlock(slug = network.slug): Promise<number> {
+  const rows = await db().$queryRaw<{ block_number: bigint }[]>`SELECT block_number FROM devnet_states WHERE network = ${slug}`;
   return Number(rows[0]?.block_number ?? -1);
 }
 
@@ -118,7 +124,6 @@ describe("EVM devnets in a cluster", () => {
       return r?.holder === "member-b" && r.url ? r : undefined;
     });
     const head = await until("the chain answered through web process 1 again", async () => Number(await web1.rpc<string>("eth_blockNumber")));
-    expect(after.term).toBeGreaterThan(before!.term);
     expect(after.url).not.toBe(before!.url);
     expect(b.anvilPid()).not.toBe(pid);
     // The chain goes on from the saved state: not back to block 0, and the transfer is still there.
@@ -132,4 +137,49 @@ describe("EVM devnets in a cluster", () => {
     expect(await registration()).toMatchObject({ url: null, holder: null });
     expect(await savedBlock()).toBeGreaterThan(head);
   }, 60_000);
+
+  it("refuses the writes of a holder whose term is over (another worker took the lock): no URL registered, no state saved, no registration cleared", async () => {
+    const slug = fencedNetwork.slug;
+    const name = leaderLockName("evm-devnet", slug);
+    const term = async () => (await db().$queryRaw<{ term: bigint }[]>`SELECT term FROM leader_terms WHERE name = ${name}`)[0]?.term;
+    // What a new holder does to the term (leader-lock.ts): the old holder, stopped meanwhile, does not know.
+    const takeOver = () => db().$executeRaw`UPDATE leader_terms SET term = term + 1 WHERE name = ${name}`;
+    const linesOf = () => logs.lines.filter((l) => l.network === slug).map((l) => l.msg);
+    // It saves only when it stops: every save seen here is one this test causes.
+    const c = await workerProcess("member-c", { network: fencedNetwork, saveBlocks: 1_000_000 });
+    await db().$executeRaw`INSERT INTO devnet_endpoints (network, wanted_at) VALUES (${slug}, now())`;
+
+    // Worker C takes the lock and starts anvil; another worker takes the term before C registers it.
+    let first: bigint | undefined;
+    while ((first = await term()) === undefined) await new Promise((r) => setImmediate(r));
+    await takeOver();
+    // C's registration is refused; it stops that anvil, takes the lock again and registers a new one.
+    const url = await until("worker C registered a devnet", async () => (await registration(slug))?.url ?? undefined);
+    const started = linesOf().flatMap((m) => /^anvil devnet on (\S+)/.exec(m)?.[1] ?? []);
+    expect(started).toHaveLength(2);
+    expect(url).toBe(started[1]);
+    expect(await answersRpc(started[0]!, 1000)).toBe(false);
+    expect(linesOf().filter((m) => m.includes(`term ${first} of ${name} is over`))).toHaveLength(1);
+
+    // C's term is over again: its last save and the clearing of its registration are refused, its anvil stopped.
+    const current = (await term())!;
+    await takeOver();
+    await c.stop();
+    expect(await answersRpc(url, 1000)).toBe(false);
+    expect(await savedBlock(slug)).toBe(-1);
+    expect(await registration(slug)).toMatchObject({ url, holder: "member-c" });
+    expect(linesOf().filter((m) => m.includes(`term ${current} of ${name} is over`))).toHaveLength(1);
+
+    // The current holder registers and saves.
+    const d = await workerProcess("member-d", { network: fencedNetwork, saveBlocks: 1_000_000 });
+    const next = await until("worker D registered a devnet", async () => {
+      const r = await registration(slug);
+      return r?.holder === "member-d" ? (r.url ?? undefined) : undefined;
+    });
+    expect(next).not.toBe(url);
+    await d.stop();
+    expect(await answersRpc(next, 1000)).toBe(false);
+    expect(await savedBlock(slug)).toBeGreaterThanOrEqual(0);
+    expect(await registration(slug)).toMatchObject({ url: null, holder: null });
+  }, 30_000);
 });

@@ -4,9 +4,10 @@
  * there (DevnetDirectory). Worker processes look for wanted networks; for each, the one holding the
  * leader lock `evm-devnet:<network>` runs anvil from the state last saved in devnet_states, registers
  * its URL, saves the state every EVM_DEVNET_SAVE_BLOCKS blocks and at a clean stop, and stops it once
- * nobody wanted it for EVM_DEVNET_IDLE_MS. The others wait on the lock to take over.
+ * nobody wanted it for EVM_DEVNET_IDLE_MS. The others wait on the lock to take over. The holder's
+ * writes are fenced by its lock's term (checkTerm): once another worker has taken over, they are refused.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -19,7 +20,9 @@ import { errorMessage, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import { UpstreamUnavailable } from "@/lib/upstream/pool";
 import type { DevnetLocator } from "../backends";
-import { startWorker, WORKER_DONE } from "@/lib/workers/worker";
+import { checkTerm, LeadershipLostError, type LeaderTerm } from "@/lib/workers/leader-lock";
+import type { Transaction } from "@/lib/workers/cursor";
+import { startWorker, WORKER_DONE, type WorkerContext, type WorkerDone } from "@/lib/workers/worker";
 import { answersRpc, startAnvil, type Anvil, type DevnetStarted } from "./anvil";
 
 /** Where the holder announces a change of a network's URL (the payload is the network's slug). */
@@ -180,8 +183,8 @@ export function startDevnetHosts(networks: readonly Network[], o: DevnetHostOpti
 
 interface Held {
   anvil: Anvil;
-  /** devnet_endpoints.term of this tenure: a write of an older one is refused. */
-  term: bigint;
+  /** The lock's term it was started under: its writes are refused once another worker took over. */
+  term: LeaderTerm | undefined;
   savedBlock: number;
   demandCheckedAt: number;
   cleanup?: () => Promise<void>;
@@ -190,7 +193,8 @@ interface Held {
 /**
  * The devnet of one network while it is wanted, run by the holder of its leader lock: started from
  * the saved state, registered, its state saved every `saveBlocks` blocks; on a stop, a lost lock or
- * idleness, saved once more, unregistered and stopped. `ended` is called when it ends by itself.
+ * idleness, saved once more, unregistered and stopped. Each of these writes is refused once another
+ * worker has taken the lock over. `ended` is called when it ends by itself.
  */
 function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): Stoppable {
   const slug = network.slug;
@@ -205,45 +209,40 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     return rows[0]?.fresh === true;
   };
 
-  /** False when another tenure has begun since `h` (its state then wins). */
-  const save = async (h: Held): Promise<boolean> => {
+  /** A write of the holder of `term`, refused (LeadershipLostError, nothing written) once another worker took over. */
+  const fenced = (term: LeaderTerm | undefined, write: (tx: Transaction) => Promise<unknown>) =>
+    db().$transaction(async (tx) => {
+      await checkTerm(tx, term);
+      await write(tx);
+    });
+
+  const save = async (h: Held): Promise<void> => {
     const head = await h.anvil.blockNumber();
     const state = await h.anvil.dumpState();
-    const saved = await db().$executeRaw`
-      INSERT INTO devnet_states (network, state, block_number, saved_at)
-      SELECT ${slug}, ${state}, ${head}, now()
-      WHERE EXISTS (SELECT 1 FROM devnet_endpoints WHERE network = ${slug} AND term = ${h.term} FOR SHARE)
-      ON CONFLICT (network) DO UPDATE SET state = EXCLUDED.state, block_number = EXCLUDED.block_number, saved_at = now()`;
-    if (saved === 1) h.savedBlock = head;
-    return saved === 1;
+    await fenced(h.term, (tx) => tx.$executeRaw`
+      INSERT INTO devnet_states (network, state, block_number, saved_at) VALUES (${slug}, ${state}, ${head}, now())
+      ON CONFLICT (network) DO UPDATE SET state = EXCLUDED.state, block_number = EXCLUDED.block_number, saved_at = now()`);
+    h.savedBlock = head;
   };
 
-  const launch = async (): Promise<Held> => {
+  const launch = async (term: LeaderTerm | undefined): Promise<Held> => {
     const dir = path.resolve(o.dataDir, slug);
     await mkdir(dir, { recursive: true });
-    // anvil also keeps the state in its directory, written every 30 s and when it is stopped (even
-    // by this process's death). When the last tenure was this host's (its term is the one last
-    // registered), that file is at least as new as the saved state: a restart after a crash or a
-    // kill loses nothing. Otherwise the saved state is the newest there is. Without either, a
-    // state.json a single-process version kept here is loaded as it is.
-    const termFile = path.join(dir, "term");
-    const [rows, lastTerm] = await Promise.all([
-      db().$queryRaw<{ state: Uint8Array; term: bigint | null }[]>`
-        SELECT s.state, e.term FROM devnet_states s LEFT JOIN devnet_endpoints e ON e.network = s.network WHERE s.network = ${slug}`,
-      readFile(termFile, "utf8").catch(() => undefined),
-    ]);
-    const saved = rows[0];
-    if (saved && (lastTerm === undefined || lastTerm.trim() !== String(saved.term))) await writeFile(path.join(dir, "state.json"), await promisify(gunzip)(saved.state));
+    // The saved state is the newest one that counts: anvil's own file here (written every 30 s and
+    // when it stops) may hold blocks past it, but also a chain another holder has replaced since.
+    // Without a saved state, a state.json a single-process version kept here is loaded as it is.
+    const saved = (await db().$queryRaw<{ state: Uint8Array }[]>`SELECT state FROM devnet_states WHERE network = ${slug}`)[0];
+    if (saved) await writeFile(path.join(dir, "state.json"), await promisify(gunzip)(saved.state));
     const anvil = await startAnvil({ network, dir, blockTimeSec: o.blockTimeSec, host: o.host, advertiseHost: o.advertiseHost, logger: log });
     try {
-      const registered = await db().$queryRaw<{ term: bigint }[]>`
+      // The NOTIFY goes out when the registration commits, and not at all when it is refused.
+      await fenced(term, (tx) => tx.$executeRaw`
         WITH r AS (
-          INSERT INTO devnet_endpoints (network, url, holder, term, updated_at) VALUES (${slug}, ${anvil.url}, ${o.memberId}, 1, now())
-          ON CONFLICT (network) DO UPDATE SET url = EXCLUDED.url, holder = EXCLUDED.holder, term = devnet_endpoints.term + 1, updated_at = now()
-          RETURNING term)
-        SELECT r.term FROM r CROSS JOIN LATERAL (SELECT pg_notify(${CHANNEL}, ${slug})) AS announced`;
-      const h: Held = { anvil, term: registered[0]!.term, savedBlock: await anvil.blockNumber(), demandCheckedAt: performance.now() };
-      await writeFile(termFile, String(h.term));
+          INSERT INTO devnet_endpoints (network, url, holder, updated_at) VALUES (${slug}, ${anvil.url}, ${o.memberId}, now())
+          ON CONFLICT (network) DO UPDATE SET url = EXCLUDED.url, holder = EXCLUDED.holder, updated_at = now()
+          RETURNING network)
+        SELECT pg_notify(${CHANNEL}, ${slug}) FROM r`);
+      const h: Held = { anvil, term, savedBlock: await anvil.blockNumber(), demandCheckedAt: performance.now() };
       if (o.onStarted) {
         try {
           h.cleanup = (await o.onStarted({ network, url: anvil.url })) ?? undefined;
@@ -258,20 +257,57 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     }
   };
 
-  /** Stops the running devnet, saving its state first unless `saving` is false. */
-  const release = async (saving = true) => {
+  /**
+   * Stops the running devnet, saving its state and clearing its registration first while its term
+   * lasts. Once a write of its term was refused (`fencedOut`, or here), it writes nothing more: the
+   * new holder's state and registration stand.
+   */
+  const release = async (fencedOut = false) => {
     const h = held;
     held = undefined;
     if (!h) return;
     await h.cleanup?.().catch(() => undefined);
     const alive = h.anvil.child.exitCode === null && h.anvil.child.signalCode === null;
-    if (saving && alive) await save(h).catch((e: unknown) => log.warn(`could not save the devnet's state: ${errorMessage(e)}`));
-    await db()
-      .$executeRaw`
-        WITH r AS (UPDATE devnet_endpoints SET url = NULL, holder = NULL, updated_at = now() WHERE network = ${slug} AND term = ${h.term} RETURNING network)
-        SELECT pg_notify(${CHANNEL}, ${slug}) FROM r`
-      .catch((e: unknown) => log.warn(`could not unregister the devnet: ${errorMessage(e)}`));
+    if (!fencedOut) {
+      try {
+        if (alive) {
+          await save(h).catch((e: unknown) => {
+            if (e instanceof LeadershipLostError) throw e;
+            log.warn(`could not save the devnet's state: ${errorMessage(e)}`);
+          });
+        }
+        await fenced(h.term, (tx) => tx.$executeRaw`
+          WITH r AS (UPDATE devnet_endpoints SET url = NULL, holder = NULL, updated_at = now() WHERE network = ${slug} RETURNING network)
+          SELECT pg_notify(${CHANNEL}, ${slug}) FROM r`);
+      } catch (e) {
+        if (e instanceof LeadershipLostError) log.warn(`stopping the devnet without saving its state or clearing its registration: ${e.message}`);
+        else log.warn(`could not unregister the devnet: ${errorMessage(e)}`);
+      }
+    }
     await h.anvil.stop();
+  };
+
+  /** One block time of running the devnet: stops it when asked, lost or idle, saves it every `saveBlocks` blocks. */
+  const tend = async (h: Held, ctx: WorkerContext): Promise<number | WorkerDone> => {
+    await delay(o.blockTimeSec * 1000, undefined, { signal: AbortSignal.any([ctx.signal, closing.signal]) }).catch(() => undefined);
+    if (closing.signal.aborted || ctx.signal.aborted) {
+      // Stopped, or the lock was lost: with the lock lost the worker takes it again, or waits.
+      await release();
+      return closing.signal.aborted ? WORKER_DONE : 0;
+    }
+    const { exitCode, signalCode } = h.anvil.child;
+    if (exitCode !== null || signalCode !== null) throw new Error(`anvil exited (${signalCode ?? `code ${exitCode}`})${h.anvil.lastError() ? `: ${h.anvil.lastError()}` : ""}`);
+    if (performance.now() - h.demandCheckedAt >= Math.min(60_000, o.idleMs / 4)) {
+      h.demandCheckedAt = performance.now();
+      if (!(await wanted())) {
+        log.info(`unused for ${Math.round(o.idleMs / 1000)} s; stopping the devnet`);
+        await release();
+        ended();
+        return WORKER_DONE;
+      }
+    }
+    if ((await h.anvil.blockNumber()) >= h.savedBlock + o.saveBlocks) await save(h);
+    return 0;
   };
 
   const handle = startWorker<Held>({
@@ -279,40 +315,25 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     key: slug,
     leader: { databaseUrl: o.databaseUrl, pollMs: o.pollMs ?? 1000 },
     logger: log,
-    init: async () => {
-      // An anvil of a tenure that failed: the chain restarts from the saved state.
+    init: async (ctx) => {
+      // An anvil of a tenure that lost its lock between two steps: the chain restarts from the saved state.
       await release();
       if (closing.signal.aborted || !(await wanted())) {
         ended();
         return WORKER_DONE;
       }
-      held = await launch();
+      held = await launch(ctx.term);
       return held;
     },
     step: async (h, ctx) => {
-      await delay(o.blockTimeSec * 1000, undefined, { signal: AbortSignal.any([ctx.signal, closing.signal]) }).catch(() => undefined);
-      if (closing.signal.aborted || ctx.signal.aborted) {
-        // Stopped, or the lock was lost: with the lock lost the worker takes it again, or waits.
-        await release();
-        return closing.signal.aborted ? WORKER_DONE : 0;
+      try {
+        return await tend(h, ctx);
+      } catch (e) {
+        // Released now, under this term: the next tenure's term, even this process's, refuses this
+        // one's writes. Nothing is written once one was refused: the worker logs the lost lock.
+        await release(e instanceof LeadershipLostError);
+        throw e;
       }
-      const { exitCode, signalCode } = h.anvil.child;
-      if (exitCode !== null || signalCode !== null) throw new Error(`anvil exited (${signalCode ?? `code ${exitCode}`})${h.anvil.lastError() ? `: ${h.anvil.lastError()}` : ""}`);
-      if (performance.now() - h.demandCheckedAt >= Math.min(60_000, o.idleMs / 4)) {
-        h.demandCheckedAt = performance.now();
-        if (!(await wanted())) {
-          log.info(`unused for ${Math.round(o.idleMs / 1000)} s; stopping the devnet`);
-          await release();
-          ended();
-          return WORKER_DONE;
-        }
-      }
-      if ((await h.anvil.blockNumber()) >= h.savedBlock + o.saveBlocks && !(await save(h))) {
-        log.warn("another process runs this devnet now: stopping this one");
-        await release(false);
-        throw new Error("the devnet's registration was taken over");
-      }
-      return 0;
     },
     position: (h) => `devnet on ${h.anvil.url}`,
   });
