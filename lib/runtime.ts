@@ -69,7 +69,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const limits =
     env.ROLE === "worker"
       ? new SharedLimits()
-      : new SharedLimits({ redisUrl: env.REDIS_URL, webProcesses: () => member?.webProcesses() ?? 1, onMode: setLimitsMode, logger: log.child({ component: "limits" }) });
+      : new SharedLimits({ redisUrl: env.REDIS_URL, member: () => member, onMode: setLimitsMode, logger: log.child({ component: "limits" }) });
   stops.push(() => limits.stop());
   const services = installServices(createServices(env, limits));
   const { meter: usage, requestLog: requests } = services;

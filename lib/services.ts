@@ -59,14 +59,14 @@ export function services(): Services {
 }
 
 /**
- * Per-process limits of a module reached from Next.js (the console's throttles): `make` builds them
- * on the process's SharedLimits at first use, kept per process (lib/per-process.ts) under `name`,
- * whichever bundle asks; made again for other shared limits (services installed anew).
+ * Per-process limits of a module (the console's throttles, reached from Next.js; the WebSocket's
+ * caps): `make` builds them on the process's SharedLimits at first use, kept per process
+ * (lib/per-process.ts) under `name`, whichever bundle asks; made again for other shared limits
+ * (services installed anew, or a gateway handed its own).
  */
-export function sharedLimits<T extends object>(name: string, make: (limits: SharedLimits) => T): () => T {
+export function sharedLimits<T extends object>(name: string, make: (limits: SharedLimits) => T): (limits?: SharedLimits) => T {
   const made = perProcess(name, () => new WeakMap<SharedLimits, T>());
-  return () => {
-    const limits = services().limits;
+  return (limits = services().limits) => {
     let held = made.get(limits);
     if (!held) made.set(limits, (held = make(limits)));
     return held;

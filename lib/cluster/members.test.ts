@@ -14,13 +14,15 @@ afterAll(async () => {
 
 // Other suites sharing the database may have processes registered: counts are compared, not absolute.
 describe("cluster members", () => {
-  it("each process registers with its role, host and pid; web processes count while their heartbeat is fresh; a clean stop removes the row", async () => {
+  it("each process registers with its role, host and pid; web processes count (and are listed) while their heartbeat is fresh; a clean stop removes the row", async () => {
     const web = await joinCluster({ role: "web" });
     const before = web.webProcesses();
     const other = await joinCluster({ role: "all" });
     const worker = await joinCluster({ role: "worker" });
     await web.beat();
     expect(web.webProcesses()).toBe(before + 1);
+    // Their ids: whose counts of what they hold still count (lib/limits/shared.ts SharedCounts).
+    expect([web.id, other.id, worker.id].map((id) => web.webMembers().has(id))).toEqual([true, true, false]);
     const row = await db().clusterMember.findUniqueOrThrow({ where: { id: worker.id } });
     expect(row).toMatchObject({ role: "worker", pid: process.pid, version: expect.any(String) });
 
@@ -28,6 +30,7 @@ describe("cluster members", () => {
     await db().$executeRaw`UPDATE cluster_members SET heartbeat_at = now() - interval '1 minute' WHERE id = ${other.id}`;
     await web.beat();
     expect(web.webProcesses()).toBe(before);
+    expect(web.webMembers().has(other.id)).toBe(false);
     expect(await db().clusterMember.findUnique({ where: { id: other.id } })).toBeNull();
     // Its next heartbeat registers it again.
     await other.beat();

@@ -61,6 +61,8 @@ export interface MemberOptions {
 export interface ClusterMembership {
   readonly id: string;
   webProcesses(): number;
+  /** The ids of those live processes serving the public API, as last counted: whose counts in Redis still count (lib/limits/shared.ts SharedCounts). */
+  webMembers(): ReadonlySet<string>;
   /** Renews the heartbeat and re-counts now (the timer does it every heartbeat). */
   beat(): Promise<void>;
   /** Stops the heartbeat and removes the row. */
@@ -75,7 +77,7 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   const liveMs = 3 * heartbeatMs;
   const { build, secrets } = options.identity ?? (await memberIdentity());
   const row = Prisma.sql`(${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})`;
-  let web = 1;
+  let web = new Set<string>();
   let failing = false;
   const refused = await db().$transaction(async (tx) => {
     // One process joins at a time: two starting together with different secrets cannot both see an empty cluster.
@@ -97,9 +99,9 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
         INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES ${row}
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`;
       await db().$executeRaw`DELETE FROM cluster_members WHERE heartbeat_at < now() - make_interval(secs => ${(liveMs * 2) / 1000})`;
-      const rows = await db().$queryRaw<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM cluster_members WHERE role IN ('web', 'all') AND heartbeat_at >= now() - make_interval(secs => ${liveMs / 1000})`;
-      web = Math.max(1, rows[0]?.n ?? 1);
+      const rows = await db().$queryRaw<{ id: string }[]>`
+        SELECT id FROM cluster_members WHERE role IN ('web', 'all') AND heartbeat_at >= now() - make_interval(secs => ${liveMs / 1000})`;
+      web = new Set(rows.map((r) => r.id));
       if (failing) log.info("cluster heartbeat recovered");
       failing = false;
     } catch (e) {
@@ -116,7 +118,8 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   timer.unref();
   return {
     id,
-    webProcesses: () => web,
+    webProcesses: () => Math.max(1, web.size),
+    webMembers: () => web,
     beat: beatOnce,
     async stop() {
       clearInterval(timer);

@@ -45,7 +45,7 @@ export interface GatewayOptions extends Partial<GatewayParts> {
   trustedProxyHops?: number;
   /** Wall-clock milliseconds for the default allowance's periods (default Date.now; tests move it across a reset). */
   now?: () => number;
-  /** What the failed-key limit per client address is shared through (default: the process's, lib/services.ts). */
+  /** What the failed-key limit per client address and the WebSockets' caps per key are shared through (default: the process's, lib/services.ts). */
   limits?: SharedLimits;
 }
 
@@ -406,6 +406,7 @@ class Gateway {
   private readonly mounts: Map<string, Mount>;
   private readonly parts: GatewayParts;
   private readonly log: Logger;
+  private readonly limits: SharedLimits;
   private readonly failedAuth: SharedBuckets;
   private readonly trustedProxyHops: number;
   /** The connections taken over by an upgrade, by socket: how each ends when the server stops. */
@@ -420,7 +421,8 @@ class Gateway {
         : { keys, limiter: UNLIMITED, allowance: NO_ALLOWANCE, meter: NOT_METERED, requestLog: options.requestLog };
     this.log = options.logger ?? componentLogger("gateway");
     this.trustedProxyHops = options.trustedProxyHops ?? 0;
-    this.failedAuth = new SharedBuckets("failed-auth", FAILED_AUTH_LIMIT, options.limits ?? services().limits);
+    this.limits = options.limits ?? services().limits;
+    this.failedAuth = new SharedBuckets("failed-auth", FAILED_AUTH_LIMIT, this.limits);
   }
 
   /** A request on a public API path: true when taken (answered, or being answered). */
@@ -700,14 +702,17 @@ class Gateway {
       principal,
       call: () => new RequestContext(req, requestId, network, ctx.principal, this.parts, mount.prefix),
       quota: () => this.quota(ctx.principal),
+      limits: this.limits,
       onShutdown: (end) => {
         this.taken.set(socket, end);
         return () => this.taken.delete(socket);
       },
     };
-    const quota = ctx.quota();
-    if (quota) quota.then(() => route.accept(ctx, socket, head)).catch((e: unknown) => this.refuseSocket(socket, requestId, e, principal.projectId));
-    else route.accept(ctx, socket, head);
+    const taken = async () => {
+      await ctx.quota();
+      await route.accept(ctx, socket, head);
+    };
+    taken().catch((e: unknown) => this.refuseSocket(socket, requestId, e, principal.projectId));
   }
 
   private refuseSocket(socket: Duplex, requestId: string, e: unknown, projectId?: string): void {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Plan } from "@/lib/db/generated/enums";
 import type { KeyPrincipal, Verification } from "@/lib/keys/verifier";
+import type { SharedLimits } from "@/lib/limits/shared";
 import type { Network } from "@/lib/networks";
 import type { UsageSample } from "@/lib/usage/meter";
 import type { RequestLogEntry } from "@/lib/usage/request-log";
@@ -76,6 +77,8 @@ export interface SocketContext {
   call(): GatewayContext;
   /** Throws EXCEEDED_QUOTA_LIMIT when the project has used its allowance; a promise when it must read the database first. */
   quota(): Promise<void> | undefined;
+  /** What limits held by every web process together (connections per key) are shared through: the gateway's. */
+  limits: SharedLimits;
   /**
    * Registers how the connection ends when the server stops (a WebSocket: a close frame saying
    * why, so the client is not cut off); returns how to forget it once the connection closed.
@@ -88,8 +91,8 @@ export interface SocketRoute {
   network: { slug: string };
   /** Key given in the path. */
   pathKey?: string;
-  /** Takes over the connection; throws an AppError to refuse it with that HTTP answer. */
-  accept(ctx: SocketContext, socket: Duplex, head: Buffer): void;
+  /** Takes over the connection; throws (or rejects with) an AppError to refuse it with that HTTP answer. */
+  accept(ctx: SocketContext, socket: Duplex, head: Buffer): void | Promise<void>;
 }
 
 /** One public API mounted at `/<prefix>/...` (a chain family's, or the webhook API). */

@@ -1,12 +1,12 @@
 /**
  * The console's limits (sign-in backoff, sign-up limits and budget, spent sign-up challenges,
  * verification mail, test inboxes) held by two web processes of one cluster together. The two
- * processes are two copies of lib/ in this test process (vi.resetModules), each with its own
- * per-process state (lib/per-process.ts: the handle on globalThis is let go before the second copy
- * loads, as a second process starts with none), sharing one real redis-server.
+ * processes are two copies of lib/ in this test process (lib/testing/cluster.ts), sharing one real
+ * redis-server.
  */
 import { SMTPServer } from "smtp-server";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTwoProcesses } from "@/lib/testing/cluster";
 import { freePort } from "@/lib/testing/ports";
 import { startRedis, type TestRedis } from "@/lib/testing/redis";
 
@@ -48,11 +48,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => smtp.listen(smtpPort, "127.0.0.1", resolve));
   process.env.SMTP_URL = `smtp://127.0.0.1:${smtpPort}`;
   process.env.MAIL_FROM = "Blockgate <no-reply@blockgate.test>";
-  a = await startProcess(redis.url);
-  vi.resetModules();
-  delete (globalThis as { __blockgate?: unknown }).__blockgate;
-  b = await startProcess(redis.url);
-  await vi.waitFor(() => expect([a.limits.mode, b.limits.mode]).toEqual(["shared", "shared"]), { timeout: 5_000 });
+  [a, b] = await startTwoProcesses(() => startProcess(redis.url));
 }, 60_000);
 
 afterAll(async () => {

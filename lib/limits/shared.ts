@@ -1,5 +1,6 @@
-import { Redis } from "ioredis";
+import { Redis, type ChainableCommander } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { ClusterMembership } from "@/lib/cluster/members";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { backoffDelayMs, FailureBackoff, TokenBuckets, type BackoffPolicy, type BucketLimit } from "@/lib/rate-limit";
 
@@ -12,11 +13,19 @@ const COMMAND_TIMEOUT_MS = 500;
 export const REPORT_MS = 5;
 /** How often Redis is pinged: how soon a Redis gone silent is noticed, and one that came back is used again. */
 const PROBE_MS = 1_000;
+/** How long a key's counts in Redis (SharedCounts) outlive the last process renewing them: a process holding any renews them every COUNTS_RENEW_MS. */
+const COUNTS_TTL_S = 60;
+const COUNTS_RENEW_MS = 20_000;
+
+/** This process in the cluster, as limits see it: its id, and the live web processes (lib/cluster/members.ts). */
+export type LimitsMember = Pick<ClusterMembership, "id" | "webProcesses" | "webMembers">;
 
 export interface SharedLimitsOptions {
   /** REDIS_URL; none: limits stay local. */
   redisUrl?: string;
-  /** Live web processes (cluster_members), at least 1; default 1. */
+  /** This process's membership of the cluster, once it joined: under its id the process publishes what it holds (SharedCounts). */
+  member?: () => LimitsMember | undefined;
+  /** Live web processes (cluster_members), at least 1; default: the member's count, else 1. */
   webProcesses?: () => number;
   /** Told each change of mode (and the first one). */
   onMode?: (mode: LimitsMode) => void;
@@ -31,7 +40,8 @@ export interface SharedLimitsOptions {
  * What the process's limits share: one Redis connection (it reconnects by itself; a command fails
  * at once while it is down and after COMMAND_TIMEOUT_MS while it is silent, never queued), and the
  * mode. Limits decide every call from memory and report to Redis in the background (lib/gateway/limits.ts
- * RateLimiter, lib/gateway/quota.ts QuotaTracker), so nothing a client waits for waits on Redis.
+ * RateLimiter, lib/gateway/quota.ts QuotaTracker), so no call waits on Redis (what opens a WebSocket
+ * connection or subscription waits one round trip: SharedCounts).
  * While Redis is unset or unreachable the mode is local and a limit enforced alone is divided by
  * the number of live web processes (`share`); a ping every PROBE_MS turns it shared again.
  */
@@ -45,11 +55,13 @@ export class SharedLimits {
   private readonly probe?: NodeJS.Timeout;
   private probing = false;
   private stopped = false;
+  /** Told each time limits turn shared (SharedCounts publish what they hold anew). */
+  private readonly turnedShared = new Set<() => void>();
 
   /** Without options: local for good, and nothing said (a process that holds no limits: a worker, a test's default). */
   constructor(private readonly options: SharedLimitsOptions = {}) {
     this.log = options.logger ?? componentLogger("limits");
-    this.webProcesses = options.webProcesses ?? (() => 1);
+    this.webProcesses = options.webProcesses ?? (() => options.member?.()?.webProcesses() ?? 1);
     if (options.redisUrl === undefined) {
       if (arguments.length > 0) this.set("local", "REDIS_URL not set");
       return;
@@ -93,6 +105,17 @@ export class SharedLimits {
       this.counters.set(name, c);
     }
     return c;
+  }
+
+  /** While limits are shared and the process has joined the cluster: the Redis connection and the process's membership (for SharedCounts). */
+  asMember(): { redis: Redis; member: LimitsMember } | undefined {
+    const member = this.options.member?.();
+    return this.current === "shared" && this.redis && member ? { redis: this.redis, member } : undefined;
+  }
+
+  /** Runs `listener` each time limits turn shared (Redis answers again, or for the first time). */
+  onShared(listener: () => void): void {
+    this.turnedShared.add(listener);
   }
 
   /** Sets a counter's key to `points` for `ttlS` seconds unless it exists (a count started from what the database holds). */
@@ -158,8 +181,10 @@ export class SharedLimits {
     if (mode === this.current && this.announced) return;
     this.current = mode;
     this.announced = true;
-    if (mode === "shared") this.log.info("limits: shared");
-    else if (this.redis) this.log.warn(`limits: local (${why ?? "Redis unreachable"}): each process enforces its share of every limit until Redis answers again`);
+    if (mode === "shared") {
+      this.log.info("limits: shared");
+      for (const listener of this.turnedShared) listener();
+    } else if (this.redis) this.log.warn(`limits: local (${why ?? "Redis unreachable"}): each process enforces its share of every limit until Redis answers again`);
     else this.log.info(`limits: local (${why ?? "no Redis"})`);
     this.options.onMode?.(mode);
   }
@@ -394,4 +419,122 @@ export class SharedBackoff {
       () => undefined,
     );
   }
+}
+
+/** The replies of a pipeline or transaction; rejects with the first command's error. */
+async function replies(batch: ChainableCommander): Promise<unknown[]> {
+  const results = await batch.exec();
+  if (!results) throw new Error("the transaction was aborted");
+  return results.map(([error, reply]) => {
+    if (error) throw error;
+    return reply;
+  });
+}
+
+/**
+ * What a key holds at once (its open WebSocket connections, their subscriptions), capped per key for
+ * every web process of the cluster together. Each process counts what it holds in memory and, while
+ * limits are shared, keeps its count in Redis: one hash per key (`bg:<name>:<key>`), one field per
+ * process (its cluster member id). An admission writes the process's count with the one it admits
+ * and reads the hash back in one transaction (MULTI: one round trip), and admits when that and the
+ * fields of the live web processes stay within the cap. The live processes are those of
+ * cluster_members as last counted (every 5 s): a process gone without a word stops counting once its
+ * heartbeat is 15 s old; one that just joined counts from the others' next count. While limits are
+ * local, or Redis fails during an admission, each process admits its share: the cap ÷ the live web
+ * processes, rounded up, at least 1.
+ *
+ * Redis runs the transactions one after the other, so two processes admitting at once cannot both
+ * take the last place: the later one reads the earlier one's count. The cap is soft only around
+ * Redis being away (each process then admits up to its share by its own count: with nothing open
+ * before, up to the cap plus one per process, rounded up; what was open before stays, and the next
+ * admissions wait until enough is released) and around a process joining or going (as above).
+ * Releases are published in the background (within REPORT_MS), the whole count again each time
+ * limits turn shared (Redis back, or restarted empty) and every COUNTS_RENEW_MS while the process
+ * holds any (the hash expires COUNTS_TTL_S after the last write).
+ */
+export class SharedCounts {
+  private readonly held = new Map<string, number>();
+  /** Keys whose count in Redis may differ from `held` (0: its field is to be deleted). */
+  private readonly unpublished = new Set<string>();
+  private publishing?: NodeJS.Timeout;
+  private renewal?: NodeJS.Timeout;
+
+  /** `name`: the hashes' prefix in Redis, one per kind of thing held. */
+  constructor(
+    private readonly name: string,
+    private readonly shared: SharedLimits,
+  ) {
+    shared.onShared(() => this.publishAll());
+  }
+
+  /** Counts one more for the key when the cluster holds fewer than `cap`: true; false, and nothing is counted, when it holds that many. */
+  async acquire(key: string, cap: number): Promise<boolean> {
+    // Counted before asking: admissions made here meanwhile see it.
+    const mine = this.change(key, 1);
+    const admitted = await this.shared.attempt(
+      this.shared.asMember(),
+      async ({ redis, member }) => {
+        const hash = this.hash(key);
+        const [, , fields] = await replies(redis.multi().hset(hash, member.id, mine).expire(hash, COUNTS_TTL_S).hgetall(hash));
+        const live = member.webMembers();
+        let total = mine;
+        for (const [id, count] of Object.entries(fields as Record<string, string>)) if (id !== member.id && live.has(id)) total += Number(count) || 0;
+        return total <= cap;
+      },
+      () => mine <= Math.max(1, Math.ceil(cap / this.shared.share())),
+    );
+    if (!admitted) this.release(key);
+    return admitted;
+  }
+
+  /** Counts one less for the key (one `acquire` admitted). */
+  release(key: string): void {
+    this.change(key, -1);
+    this.publishing ??= setTimeout(this.publish, REPORT_MS);
+  }
+
+  private hash(key: string): string {
+    return `bg:${this.name}:${key}`;
+  }
+
+  private change(key: string, by: 1 | -1): number {
+    const n = (this.held.get(key) ?? 0) + by;
+    if (n <= 0) this.held.delete(key);
+    else this.held.set(key, n);
+    this.unpublished.add(key);
+    if (this.held.size === 0) {
+      clearInterval(this.renewal);
+      this.renewal = undefined;
+    } else this.renewal ??= setInterval(() => this.publishAll(), COUNTS_RENEW_MS).unref();
+    return n;
+  }
+
+  private publishAll(): void {
+    for (const key of this.held.keys()) this.unpublished.add(key);
+    this.publish();
+  }
+
+  /** Writes the unpublished counts, in the background; kept for the next time if Redis fails or limits are local. */
+  private readonly publish = () => {
+    clearTimeout(this.publishing);
+    this.publishing = undefined;
+    if (this.unpublished.size === 0) return;
+    const keys = [...this.unpublished];
+    void this.shared.attempt(
+      this.shared.asMember(),
+      async ({ redis, member }) => {
+        this.unpublished.clear();
+        const batch = redis.pipeline();
+        for (const key of keys) {
+          const n = this.held.get(key);
+          if (n === undefined) batch.hdel(this.hash(key), member.id);
+          else batch.hset(this.hash(key), member.id, n).expire(this.hash(key), COUNTS_TTL_S);
+        }
+        await replies(batch);
+      },
+      () => {
+        for (const key of keys) this.unpublished.add(key);
+      },
+    );
+  };
 }

@@ -1,6 +1,6 @@
 /**
  * For tests: a raw client of the native CometBFT WebSocket (JSON-RPC 2.0) that keeps every message
- * in order, and how the server closed the connection.
+ * in order, and how the server closed the connection; and what a refused upgrade answered.
  */
 import WebSocket from "ws";
 
@@ -39,3 +39,20 @@ export async function connectSocket(url: string, headers: Record<string, string>
 }
 
 export type SocketClient = Awaited<ReturnType<typeof connectSocket>>;
+
+/** The status and body of a refused upgrade (rejects if the upgrade is accepted). */
+export function refusedUpgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: { code: string; message: string } }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.once("open", () => {
+      ws.close();
+      reject(new Error("the upgrade was accepted"));
+    });
+    ws.once("unexpected-response", (_req, res) => {
+      let text = "";
+      res.on("data", (c: Buffer) => (text += c.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { code: string; message: string } }));
+    });
+    ws.once("error", () => undefined);
+  });
+}

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { db } from "@/lib/db/client";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { startHttpServer } from "@/lib/server";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
-import { connectSocket, type SocketMessage } from "@/lib/testing/socket";
+import { connectSocket, refusedUpgrade, type SocketMessage } from "@/lib/testing/socket";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
 import { nativeBlock, storedRange } from "../store";
 import { deleteNetworkIndex } from "../upstream/follower";
@@ -26,20 +25,6 @@ const live = testNetwork("live");
 const bulk = testNetwork("bulk");
 
 const wsBase = (net: Network) => `${gw.url.replace(/^http/, "ws")}/cometbft/${net.slug}`;
-
-/** The status and body of a refused upgrade. */
-function refusedUpgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: { code: string; message: string } }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.once("open", () => reject(new Error("the upgrade was accepted")));
-    ws.once("unexpected-response", (_req, res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => (text += c.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { code: string; message: string } }));
-    });
-    ws.once("error", () => undefined);
-  });
-}
 
 beforeAll(async () => {
   gw = await startTestGateway();

@@ -6,7 +6,8 @@
  * subscribe request's id: `{ query, data: { type, value }, events }`.
  *
  * Limits (SOCKET_LIMITS): subscriptions per connection (CometBFT's max_subscriptions_per_client)
- * and per key, connections per key (counted per process), message size, a ping every 30 s (a
+ * and per key, connections per key (per key for every web process together, through the shared
+ * limits: lib/limits/shared.ts SharedCounts), message size, a ping every 30 s (a
  * connection that has not answered the previous one is closed), and a send buffer: a subscriber
  * whose unsent events exceed it is dropped with CometBFT's error, as a node drops a client that
  * does not read its events.
@@ -25,6 +26,7 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { CLIENT_IP_HEADER } from "@/lib/client-ip";
 import { databaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { SharedCounts } from "@/lib/limits/shared";
 import type { GatewayContext, SocketContext } from "@/lib/gateway/types";
 import { KeyHolders, type KeyHolder } from "@/lib/keys/holders";
 import type { KeyPrincipal } from "@/lib/keys/verifier";
@@ -32,6 +34,7 @@ import { chargeItem, failure, parseBody, type Answer } from "@/lib/jsonrpc/envel
 import { internalError, InvalidRequest, invalidParams, RpcError, SERVER_ERROR, type Id } from "@/lib/jsonrpc/errors";
 import { stringifyWithRaw } from "@/lib/jsonrpc/raw-json";
 import { componentLogger } from "@/lib/log";
+import { sharedLimits } from "@/lib/services";
 import { EVENT_CU, isCometbftMethod, isSocketMethod, SOCKET_METHODS, type SocketMethod } from "../catalog";
 import { COMET, runBatch } from "../endpoint";
 import { MAX_QUERY_LENGTH, parseQuery, type Query } from "../query/parse";
@@ -71,19 +74,18 @@ const log = componentLogger("cometbft-ws");
 const feed = new BlockFeed(() => databaseUrl() ?? "");
 const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: SOCKET_LIMITS.maxMessageBytes });
 
-const connectionsByKey = new Map<string, number>();
-const subscriptionsByKey = new Map<string, number>();
+/** What each key holds, on the shared limits the gateway hands over (SocketContext.limits): capped for the whole cluster. */
+interface Held {
+  connections: SharedCounts;
+  subscriptions: SharedCounts;
+}
+const heldOn = sharedLimits("cometbft-socket-caps", (shared): Held => ({ connections: new SharedCounts("ws-connections", shared), subscriptions: new SharedCounts("ws-subscriptions", shared) }));
+
 const open = new Set<Connection>();
 let pinger: NodeJS.Timeout | undefined;
 
 /** The keys of open connections, verified again when the key verifier drops their cached answers. */
 const holders = new KeyHolders(log, SOCKET_LIMITS);
-
-function bump(map: Map<string, number>, key: string, by: number): void {
-  const n = (map.get(key) ?? 0) + by;
-  if (n <= 0) map.delete(key);
-  else map.set(key, n);
-}
 
 /** A failure of a method, as CometBFT writes it: −32603 "Internal error" with the detail as data. */
 const internal = (detail: string) => cometError(internalError(detail));
@@ -110,6 +112,7 @@ class Connection implements KeyHolder {
     private readonly ctx: SocketContext,
     /** SHA-256 of the key (lib/keys/holders.ts). */
     private readonly keyHash: string,
+    private readonly held: Held,
   ) {
     ws.on("message", (data: RawData, isBinary) => {
       if (isBinary || this.closing) return;
@@ -240,16 +243,23 @@ class Connection implements KeyHolder {
       ctx.meter(method, 0, false);
       return { jsonrpc: "2.0", id, result: {} };
     }
-    if (this.subs.has(text)) return fail(internalError("already subscribed"));
-    if (this.subs.size >= SOCKET_LIMITS.subscriptionsPerConnection) return fail(internalError(`max_subscriptions_per_client ${SOCKET_LIMITS.subscriptionsPerConnection} reached`));
-    if ((subscriptionsByKey.get(this.keyId) ?? 0) >= SOCKET_LIMITS.subscriptionsPerKey) {
+    const taken = this.subscriptionRefusal(text);
+    if (taken) return fail(taken);
+    if (!(await this.held.subscriptions.acquire(this.keyId, SOCKET_LIMITS.subscriptionsPerKey))) {
       return fail(internalError(`max_subscriptions_per_key ${SOCKET_LIMITS.subscriptionsPerKey} reached: this API key holds that many subscriptions on open connections`));
     }
-    const limited = chargeItem(ctx, SOCKET_METHODS[method].cu);
-    if (limited) return fail(limited);
+    // While the cluster's count was read, the connection may have ended or taken the query (pipelined subscribes).
+    if (this.closing || this.ws.readyState !== this.ws.OPEN) {
+      this.held.subscriptions.release(this.keyId);
+      return failure(id, internal("the connection is closing"));
+    }
+    const limited = this.subscriptionRefusal(text) ?? chargeItem(ctx, SOCKET_METHODS[method].cu);
+    if (limited) {
+      this.held.subscriptions.release(this.keyId);
+      return fail(limited);
+    }
     const sub: Subscription = { id, query: parsed.query, text, listener: (events) => this.deliver(sub, events) };
     this.subs.set(text, sub);
-    bump(subscriptionsByKey, this.keyId, 1);
     try {
       await feed.add(this.ctx.network, sub.listener);
     } catch (e) {
@@ -259,6 +269,13 @@ class Connection implements KeyHolder {
     }
     ctx.meter(method, SOCKET_METHODS[method].cu, false);
     return { jsonrpc: "2.0", id, result: {} };
+  }
+
+  /** Why the connection cannot take a subscription to `text`, if it cannot. */
+  private subscriptionRefusal(text: string): RpcError | undefined {
+    if (this.subs.has(text)) return internalError("already subscribed");
+    if (this.subs.size >= SOCKET_LIMITS.subscriptionsPerConnection) return internalError(`max_subscriptions_per_client ${SOCKET_LIMITS.subscriptionsPerConnection} reached`);
+    return undefined;
   }
 
   private deliver(sub: Subscription, events: FeedEvent[]): void {
@@ -293,14 +310,14 @@ class Connection implements KeyHolder {
     const sub = this.subs.get(text);
     if (!sub) return;
     this.subs.delete(text);
-    bump(subscriptionsByKey, this.keyId, -1);
+    this.held.subscriptions.release(this.keyId);
     feed.remove(this.ctx.network, sub.listener);
   }
 
   private closed(): void {
     this.forgetShutdown();
     for (const text of [...this.subs.keys()]) this.drop(text);
-    bump(connectionsByKey, this.keyId, -1);
+    this.held.connections.release(this.keyId);
     open.delete(this);
     this.release();
     if (open.size === 0) {
@@ -311,17 +328,24 @@ class Connection implements KeyHolder {
 }
 
 /** Takes over an authenticated upgrade request to the WebSocket. */
-export function cometbftSocket(ctx: SocketContext, socket: Duplex, head: Buffer): void {
+export async function cometbftSocket(ctx: SocketContext, socket: Duplex, head: Buffer): Promise<void> {
   const keyId = ctx.principal.keyId;
-  if ((connectionsByKey.get(keyId) ?? 0) >= SOCKET_LIMITS.connectionsPerKey) {
+  const keyHash = holders.admit(ctx.principal);
+  const held = heldOn(ctx.limits);
+  if (!(await held.connections.acquire(keyId, SOCKET_LIMITS.connectionsPerKey))) {
     throw new AppError("TOO_MANY_REQUESTS", `This API key already has ${SOCKET_LIMITS.connectionsPerKey} WebSocket connections open; close one first.`);
   }
-  const keyHash = holders.admit(ctx.principal);
-  wss.handleUpgrade(ctx.req, socket, head, (ws) => {
-    bump(connectionsByKey, keyId, 1);
-    open.add(new Connection(ws, ctx, keyHash));
-    pinger ??= setInterval(() => {
-      for (const c of open) c.ping();
-    }, SOCKET_LIMITS.pingMs).unref();
-  });
+  let upgraded = false;
+  try {
+    // ws calls back before handleUpgrade returns, or not at all (the client went away meanwhile, or its request was not a valid upgrade).
+    wss.handleUpgrade(ctx.req, socket, head, (ws) => {
+      upgraded = true;
+      open.add(new Connection(ws, ctx, keyHash, held));
+      pinger ??= setInterval(() => {
+        for (const c of open) c.ping();
+      }, SOCKET_LIMITS.pingMs).unref();
+    });
+  } finally {
+    if (!upgraded) held.connections.release(keyId);
+  }
 }
