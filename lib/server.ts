@@ -51,12 +51,11 @@ export interface RunningServer {
   url: string;
   /**
    * Drains, then stops: GET /readyz answers 503 at once while every other request is still served
-   * for drainMs, so a load balancer stops sending here first; answers carry Connection: close from
-   * then on, so keep-alive clients reconnect (elsewhere, once the balancer knows). Then it stops
-   * listening and waits for the requests in flight, and those that still arrive on open keep-alive
-   * connections; a keep-alive connection is closed once it went DRAIN_IDLE_MS without a request;
-   * open WebSockets are closed with 1001 (Going Away); anything still open after finishMs is cut.
-   * Idempotent.
+   * as before for drainMs, so a load balancer stops sending here first. Then it stops listening and
+   * waits for the requests in flight: their answers, and those of requests that still arrive on
+   * open keep-alive connections, carry Connection: close; a keep-alive connection is closed once it
+   * went DRAIN_IDLE_MS without a request; open WebSockets are closed with 1001 (Going Away);
+   * anything still open after finishMs is cut. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -70,14 +69,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now } = options;
   const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
-  /** Told to stop: /readyz says so, answers close their connection. */
+  /** Told to stop: /readyz says so; everything else is served as before. */
   let draining = false;
-  /** No longer listening. */
+  /** No longer listening: answers close their connection. */
   let closing = false;
   const probes: Probes = { parts: () => (draining ? { status: "draining" } : options.parts?.()), withLimits: true };
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
-    // Draining: answer, then close the connection (Connection: close), so keep-alive clients move on.
-    if (draining) res.shouldKeepAlive = false;
+    // Closing: answer, then close the connection (Connection: close), so keep-alive clients move on.
+    // Not while draining: a load balancer's pooled connections would churn, and new connections
+    // still waiting to be accepted when the listener closes are reset.
+    if (closing) res.shouldKeepAlive = false;
     if (answerNonPathTarget(req, res)) return;
     if (answerProbe(req, res, probes)) return;
     if (answerUndecodablePath(req, res)) return;
