@@ -1,12 +1,14 @@
 /**
  * `npm start` (and `npm run dev` with --dev): builds the console when its build is missing or
  * stale, then starts the whole service in this process and shuts it down in order on
- * SIGINT/SIGTERM, within 10 seconds. `--api-only` serves the public API without the console.
+ * SIGINT/SIGTERM: GET /readyz 503 while it keeps serving for DRAIN_MS, then the rest, within
+ * shutdownBoundMs (10 s unless DRAIN_MS is over 5 s). `--api-only` serves the public API without
+ * the console.
  */
 import { spawnSync } from "node:child_process";
 import { ensureFreshBuild } from "./build";
 import { debugSettings, loadEnv, prepareNextEnv } from "@/lib/env";
-import { startService } from "@/lib/runtime";
+import { shutdownBoundMs, startService } from "@/lib/runtime";
 import { describeUrlPolicy } from "@/lib/webhooks/url-guard";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -33,17 +35,19 @@ async function main() {
     console.log(`  Database:    ${service.embeddedDatabase ? "embedded PostgreSQL" : "external PostgreSQL (DATABASE_URL)"}`);
     console.log(`  Webhooks:    ${describeUrlPolicy(service.env)}\n`);
   } else {
-    console.log(`Blockgate worker is running (role ${service.env.ROLE}).`);
+    const probes = service.workerHttpUrl ? `; probes at ${service.workerHttpUrl}/healthz and /readyz` : "";
+    console.log(`Blockgate worker is running (role ${service.env.ROLE})${probes}.`);
   }
   let shuttingDown = false;
   const shutdown = (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     console.log(`\n${signal}: shutting down…`);
+    const bound = shutdownBoundMs(service.env);
     const force = setTimeout(() => {
-      console.error("Shutdown took longer than 10 s; exiting.");
+      console.error(`Shutdown took longer than ${bound / 1000} s; exiting.`);
       process.exit(1);
-    }, 10_000);
+    }, bound);
     force.unref();
     service
       .stop()

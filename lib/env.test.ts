@@ -126,6 +126,23 @@ describe("configuration", () => {
     }
   });
 
+  it("reads DRAIN_MS (default 5000 in production with DATABASE_URL, 1000 otherwise) and a worker's listener, WORKER_HTTP_PORT (unset: none) on WORKER_HTTP_HOST (default HOST)", () => {
+    const secrets = { APP_SECRET: "a".repeat(32), NEXTAUTH_SECRET: "b".repeat(32), NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") };
+    expect(parseEnv({ DATA_DIR: tmp() }).DRAIN_MS).toBe(1000);
+    expect(parseEnv({ DATA_DIR: tmp(), NODE_ENV: "production" }).DRAIN_MS).toBe(1000);
+    expect(parseEnv({ NODE_ENV: "production", DATABASE_URL: "postgres://db/x", ...secrets }).DRAIN_MS).toBe(5000);
+    expect(parseEnv({ NODE_ENV: "development", DATABASE_URL: "postgres://db/x", ...secrets }).DRAIN_MS).toBe(1000);
+    expect(parseEnv({ DATA_DIR: tmp(), DRAIN_MS: "0" }).DRAIN_MS).toBe(0);
+    expect(parseEnv({ NODE_ENV: "production", DATABASE_URL: "postgres://db/x", ...secrets, DRAIN_MS: "15000" }).DRAIN_MS).toBe(15000);
+    for (const bad of ["-1", "60001", "soon"]) expect(() => parseEnv({ DATA_DIR: tmp(), DRAIN_MS: bad }), bad).toThrow(/^Invalid configuration:\n {2}DRAIN_MS: /);
+
+    const env = parseEnv({ DATA_DIR: tmp(), ROLE: "worker" });
+    expect([env.WORKER_HTTP_PORT, env.WORKER_HTTP_HOST]).toEqual([undefined, "127.0.0.1"]);
+    expect(parseEnv({ DATA_DIR: tmp(), ROLE: "worker", HOST: "0.0.0.0", WORKER_HTTP_PORT: "9464" })).toMatchObject({ WORKER_HTTP_PORT: 9464, WORKER_HTTP_HOST: "0.0.0.0" });
+    expect(parseEnv({ DATA_DIR: tmp(), WORKER_HTTP_PORT: "9464", WORKER_HTTP_HOST: "10.0.0.7" })).toMatchObject({ WORKER_HTTP_PORT: 9464, WORKER_HTTP_HOST: "10.0.0.7" });
+    for (const bad of ["0", "65536", "metrics"]) expect(() => parseEnv({ DATA_DIR: tmp(), WORKER_HTTP_PORT: bad }), bad).toThrow(/WORKER_HTTP_PORT/);
+  });
+
   it("reads EMBEDDED_PG_PORT as a port (unset: chosen by the embedded cluster) and DATA_DIR (default .data)", () => {
     const env = parseEnv({ DATA_DIR: tmp() });
     expect(env.EMBEDDED_PG_PORT).toBeUndefined();

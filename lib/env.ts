@@ -49,6 +49,16 @@ const schema = z.object({
   LOG_FORMAT: logFormat,
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   PORT: port(3000),
+  /**
+   * On SIGTERM or SIGINT, how long a web process keeps serving while GET /readyz answers 503, so
+   * a load balancer stops sending to it before it stops listening. Default: 5000 in production
+   * with DATABASE_URL, 1000 otherwise (Ctrl-C stays quick).
+   */
+  DRAIN_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).optional()),
+  /** ROLE=worker: the port of its small HTTP listener (GET /healthz, /readyz). Unset: none. */
+  WORKER_HTTP_PORT: optionalPort,
+  /** The address that listener binds. Default: HOST. */
+  WORKER_HTTP_HOST: optionalString,
   PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   /**
    * Reverse proxies in front of the server whose X-Forwarded-For entries are trusted for the
@@ -208,8 +218,10 @@ const schema = z.object({
 /** DATABASE_POOL_SIZE unless set: a worker serves no console or keys, a web process no ingestion. */
 const DEFAULT_POOL_SIZE = { all: 10, web: 8, worker: 6 } as const;
 
-export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY" | "DATABASE_POOL_SIZE"> & {
+export type Env = Omit<z.infer<typeof schema>, "WEBHOOK_ALLOW_PRIVATE_URLS" | "WEBHOOK_HTTPS_ONLY" | "DATABASE_POOL_SIZE" | "DRAIN_MS" | "WORKER_HTTP_HOST"> & {
   DATABASE_POOL_SIZE: number;
+  DRAIN_MS: number;
+  WORKER_HTTP_HOST: string;
   APP_SECRET: string;
   NEXTAUTH_SECRET: string;
   NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: string;
@@ -310,6 +322,8 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   return {
     ...env,
     DATABASE_POOL_SIZE: env.DATABASE_POOL_SIZE ?? DEFAULT_POOL_SIZE[env.ROLE],
+    DRAIN_MS: env.DRAIN_MS ?? (productionMode ? 5000 : 1000),
+    WORKER_HTTP_HOST: env.WORKER_HTTP_HOST ?? env.HOST,
     APP_SECRET: secrets.APP_SECRET,
     NEXTAUTH_SECRET: secrets.NEXTAUTH_SECRET,
     NEXT_SERVER_ACTIONS_ENCRYPTION_KEY: secrets.NEXT_SERVER_ACTIONS_ENCRYPTION_KEY,
@@ -339,18 +353,19 @@ export function databaseSettings(source: Record<string, string | undefined> = pr
   return parsed.data;
 }
 
-const logSchema = z.object({ NODE_ENV: z.preprocess(emptyAsUndefined, nodeEnv), LOG_LEVEL: logLevel, LOG_FORMAT: logFormat });
+const logSchema = z.object({ NODE_ENV: z.preprocess(emptyAsUndefined, nodeEnv), LOG_LEVEL: logLevel, LOG_FORMAT: logFormat, ROLE: schema.shape.ROLE });
 
 /**
  * The logger's settings alone: the logger exists before (and even when) the full configuration
  * fails to load, so that failure can be logged. A bad value here is reported by parseEnv.
  */
-export function logSettings(source: Record<string, string | undefined> = process.env): { level: string; format: "json" | "pretty" } {
+export function logSettings(source: Record<string, string | undefined> = process.env): { level: string; format: "json" | "pretty"; role: Env["ROLE"] } {
   const parsed = logSchema.safeParse(source);
-  const env = parsed.success ? parsed.data : { NODE_ENV: "development" as const, LOG_LEVEL: undefined, LOG_FORMAT: undefined };
+  const env = parsed.success ? parsed.data : { NODE_ENV: "development" as const, LOG_LEVEL: undefined, LOG_FORMAT: undefined, ROLE: "all" as const };
   return {
     level: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
     format: env.LOG_FORMAT ?? (env.NODE_ENV === "production" ? "json" : "pretty"),
+    role: env.ROLE,
   };
 }
 

@@ -139,10 +139,10 @@ export function answerClientError(error: Error, socket: Duplex): void {
 }
 
 /**
- * Paths that pass during an outage too: files Next.js serves (no database needed), and the health
- * and readiness probes, which say themselves what they see.
+ * Paths that pass during an outage too: files Next.js serves (no database needed). (The probes,
+ * which say themselves what they see, are answered before.)
  */
-const PASS_DURING_OUTAGE = /^\/(?:_next\/static\/|[^/?]+\.[a-z0-9]+(?:\?|$)|icon(?:\?|$)|api\/(?:health|ready)(?:[/?]|$))/i;
+const PASS_DURING_OUTAGE = /^\/(?:_next\/static\/|[^/?]+\.[a-z0-9]+(?:\?|$)|icon(?:\?|$))/i;
 
 const OUTAGE_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -1,14 +1,18 @@
 /**
  * The process's structured logger (pino): JSON lines in production, readable lines through
- * pino-pretty in development, level from LOG_LEVEL. Components log through a child carrying
- * `component` (and, on request paths, `requestId` and `projectId`). API keys and secrets are
- * redacted by field name and, inside any logged string, by their shape.
+ * pino-pretty in development, level from LOG_LEVEL. Every line carries the process's pid,
+ * hostname, role and version, so lines of several processes gathered in one place tell apart;
+ * components log through a child carrying `component` (and, on request paths, `requestId` and
+ * `projectId`). API keys and secrets are redacted by field name and, inside any logged string, by
+ * their shape.
  */
+import os from "node:os";
 import pino, { type Logger, type LoggerOptions } from "pino";
 import pretty from "pino-pretty";
 import { logSettings } from "@/lib/env";
 import { KEY_IN_TEXT, KEY_PREFIX } from "@/lib/keys/secret";
 import { perProcess } from "@/lib/per-process";
+import { version } from "@/package.json";
 
 export type { Logger };
 
@@ -54,10 +58,10 @@ function errSerializer(err: unknown) {
 }
 
 function createLogger(): Logger {
-  const { level, format } = logSettings();
+  const { level, format, role } = logSettings();
   const options: LoggerOptions = {
     level,
-    base: { pid: process.pid },
+    base: { pid: process.pid, hostname: os.hostname(), role, version },
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     serializers: { err: errSerializer, error: errSerializer },
     formatters: {
@@ -76,7 +80,7 @@ function createLogger(): Logger {
     },
   };
   if (format === "pretty") {
-    return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l", messageKey: "msg" }));
+    return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname,role,version", translateTime: "SYS:HH:MM:ss.l", messageKey: "msg" }));
   }
   return pino(options);
 }

@@ -13,6 +13,7 @@ import { LeaderLock } from "@/lib/workers/leader-lock";
 import { startService } from "@/lib/runtime";
 import { createTestProject, connectTestDatabase } from "@/lib/testing/harness";
 import { freeLowPort, freePort } from "@/lib/testing/ports";
+import { version as packageVersion } from "@/package.json";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -27,6 +28,12 @@ function startLauncher(env: Record<string, string>): { child: ChildProcess; outp
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
   return { child, output: () => out };
+}
+
+/** The launcher's log line (LOG_FORMAT=json) whose message starts with `text`, parsed. */
+function logLine(output: string, text: string): unknown {
+  const line = output.split("\n").find((l) => l.startsWith("{") && (JSON.parse(l) as { msg?: string }).msg?.startsWith(text));
+  return line === undefined ? undefined : JSON.parse(line);
 }
 
 async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
@@ -45,7 +52,7 @@ beforeAll(async () => {
 afterAll(async () => disconnectDb());
 
 describe("launcher", () => {
-  it("serves the public API, and on SIGTERM flushes usage and exits 0 within 10 s", async () => {
+  it("serves the public API and its probes (--api-only), logs its host, role and version, and on SIGTERM drains (/readyz 503, requests served for DRAIN_MS), flushes usage and exits 0 within 10 s", async () => {
     const project = await createTestProject();
     const port = await freePort();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-launcher-"));
@@ -57,28 +64,74 @@ describe("launcher", () => {
       DEVNETS: "off",
       // A long flush interval: only the shutdown flush can have written the usage.
       USAGE_FLUSH_MS: "60000",
+      DRAIN_MS: "2000",
+      LOG_LEVEL: "info",
+      LOG_FORMAT: "json",
     });
     const url = `http://127.0.0.1:${port}`;
     await waitFor(() => launcher.output().includes("Blockgate is running"), 60_000, `the launcher to start:\n${launcher.output()}`);
-    const n = 12;
-    for (let i = 0; i < n; i++) {
-      const res = await fetch(`${url}/node/base-mainnet`, {
+    const probe = async (path: string) => {
+      const res = await fetch(url + path);
+      return [res.status, await res.json()] as const;
+    };
+    expect(await probe("/healthz")).toEqual([200, { status: "ok" }]);
+    expect(await probe("/readyz")).toEqual([200, { status: "ready", limits: "local" }]);
+    expect(logLine(launcher.output(), "database connections: at most")).toMatchObject({ hostname: os.hostname(), role: "all", version: packageVersion, pid: launcher.child.pid });
+    const call = (i: number) =>
+      fetch(`${url}/node/base-mainnet`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-API-KEY": project.apiKey },
         body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "net_version" }),
       });
-      expect(res.status).toBe(200);
-    }
+    const n = 12;
+    for (let i = 0; i < n; i++) expect((await call(i)).status).toBe(200);
     expect(await db().usageBucket.count({ where: { projectId: project.projectId } })).toBe(0);
     const started = Date.now();
     const exited = new Promise<number | null>((resolve) => launcher.child.on("exit", (code) => resolve(code)));
     launcher.child.kill("SIGTERM");
+    // A load balancer's probe hears it first; requests are still served meanwhile.
+    await waitFor(async () => (await probe("/readyz"))[0] === 503, 1000, "/readyz to answer 503");
+    expect(await probe("/readyz")).toEqual([503, { status: "draining" }]);
+    expect((await call(n)).status).toBe(200);
     expect(await exited, launcher.output()).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
     const rows = await db().usageBucket.findMany({ where: { projectId: project.projectId } });
-    expect(rows.reduce((s, r) => s + r.requests, 0)).toBe(n);
-    expect(rows.reduce((s, r) => s + Number(r.cu), 0)).toBe(n * 5);
+    expect(rows.reduce((s, r) => s + r.requests, 0)).toBe(n + 1);
+    expect(rows.reduce((s, r) => s + Number(r.cu), 0)).toBe((n + 1) * 5);
     expect(launcher.output()).toContain("Stopped.");
+  });
+
+  it("as ROLE=worker with WORKER_HTTP_PORT, answers /healthz and /readyz on that port (404 otherwise) and closes it when stopped", async () => {
+    const port = await freePort();
+    const launcher = startLauncher({
+      DATABASE_URL: databaseUrl,
+      ROLE: "worker",
+      WORKER_HTTP_PORT: String(port),
+      PORT: String(await freePort()),
+      DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-launcher-worker-")),
+      NODE_ENV: "test",
+      DEVNETS: "off",
+      LOG_LEVEL: "info",
+      LOG_FORMAT: "json",
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(() => launcher.output().includes("Blockgate worker is running"), 60_000, `the worker to start:\n${launcher.output()}`);
+    expect(launcher.output()).toContain(`Blockgate worker is running (role worker); probes at ${url}/healthz and /readyz.`);
+    for (const [path, status, body] of [
+      ["/healthz", 200, { status: "ok" }],
+      ["/readyz", 200, { status: "ready" }],
+      ["/api/ready", 200, { status: "ready" }],
+      ["/node/base-mainnet", 404, { code: "WRONG_ENDPOINT", message: "Not found." }],
+    ] as const) {
+      const res = await fetch(url + path);
+      expect([path, res.status, res.headers.get("cache-control"), await res.json()]).toEqual([path, status, status === 200 ? "no-store" : null, body]);
+    }
+    expect(logLine(launcher.output(), "database connections: at most")).toMatchObject({ hostname: os.hostname(), role: "worker", version: packageVersion });
+    const exited = new Promise<number | null>((resolve) => launcher.child.on("exit", (code) => resolve(code)));
+    launcher.child.kill("SIGTERM");
+    expect(await exited, launcher.output()).toBe(0);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
   it("with its own embedded PostgreSQL and the devnets running, stops in order within 10 s", async () => {
@@ -180,7 +233,7 @@ describe("a start-up that fails half-way", () => {
 });
 
 describe("with DATABASE_URL", () => {
-  it("waits for the migrations npm run db:migrate applies (logged once, GET /api/ready 503 meanwhile) instead of applying them, then starts", async () => {
+  it("waits for the migrations npm run db:migrate applies (logged once, GET /readyz and /api/ready 503 meanwhile) instead of applying them, then starts", async () => {
     const server = await startEmbeddedPostgres({ dataDir: await mkdtemp(path.join(os.tmpdir(), "blockgate-migrations-wait-")), port: await freePort(), persistent: false });
     // A database one migration behind this build.
     const older = await mkdtemp(path.join(os.tmpdir(), "blockgate-older-build-"));
@@ -195,7 +248,7 @@ describe("with DATABASE_URL", () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     try {
-      Object.assign(process.env, { DATABASE_URL: server.url, ROLE: "web", HOST: "127.0.0.1", PORT: String(port), DEVNETS: "off", DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-waiting-")) });
+      Object.assign(process.env, { DATABASE_URL: server.url, ROLE: "web", HOST: "127.0.0.1", PORT: String(port), DEVNETS: "off", DRAIN_MS: "0", DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-waiting-")) });
       const starting = startService({ withNext: false, logger });
       let started = false;
       void starting.then(() => (started = true), () => undefined);
@@ -205,6 +258,8 @@ describe("with DATABASE_URL", () => {
       };
       await waitFor(async () => (await ready()) !== undefined, 30_000, "the waiting process to hold its port");
       expect(await ready()).toEqual({ status: 503, body: { status: "not_ready", reason: `pending migrations: ${last}`, limits: "local" } });
+      const readyz = await fetch(`${url}/readyz`);
+      expect([readyz.status, await readyz.json()]).toEqual([503, { status: "not_ready", reason: `pending migrations: ${last}`, limits: "local" }]);
       const api = await fetch(`${url}/node/base-mainnet`, { method: "POST", body: "{}" });
       expect(api.status).toBe(503);
       expect(await api.json()).toMatchObject({ code: "UNAVAILABLE" });
@@ -236,7 +291,7 @@ describe("with DATABASE_URL", () => {
     const lock = new LeaderLock(databaseUrl, "webhook-retention", "all", () => undefined);
     await waitFor(() => lock.tryAcquire(), 15_000, "the webhook retention lock");
     const projects = await Promise.all(Array.from({ length: 6 }, () => createTestProject()));
-    const env = { DATABASE_URL: databaseUrl, ROLE: "all", PORT: String(await freePort()), DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-budget-")), NODE_ENV: "test", DEVNETS: "off", USAGE_FLUSH_MS: "100" };
+    const env = { DATABASE_URL: databaseUrl, ROLE: "all", PORT: String(await freePort()), DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-budget-")), NODE_ENV: "test", DEVNETS: "off", USAGE_FLUSH_MS: "100", DRAIN_MS: "0" };
     const launcher = startLauncher(env);
     const url = `http://127.0.0.1:${env.PORT}`;
     try {

@@ -2,7 +2,6 @@ import path from "node:path";
 import { ensureDatabase } from "@/lib/db/connection";
 import { connectionBudget, disconnectDb } from "@/lib/db/client";
 import { applyMigrations, listMigrations, waitForMigrations } from "@/lib/db/migrate";
-import { setExpectedMigrations, setLimitsMode } from "@/lib/db/readiness";
 import { joinCluster, type ClusterMembership } from "@/lib/cluster/members";
 import { RateLimiter } from "@/lib/gateway/limits";
 import { QuotaTracker } from "@/lib/gateway/quota";
@@ -11,9 +10,10 @@ import { inFamily } from "@/lib/chains/client";
 import { runsIn, type ProcessRole } from "@/lib/chains/family";
 import { families, familyOf } from "@/lib/chains/registry";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
+import { setExpectedMigrations, setLimitsMode, type NotReady } from "@/lib/health";
 import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
-import { startHttpServer, startWaitingServer, type NextHandler, type RunningServer } from "@/lib/server";
+import { startHttpServer, startWaitingServer, startWorkerHttpServer, type NextHandler, type RunningServer, type SmallServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
@@ -33,9 +33,20 @@ export interface Service {
   url: string | undefined;
   databaseUrl: string;
   embeddedDatabase: boolean;
+  /** Where a ROLE=worker process answers GET /healthz and /readyz (WORKER_HTTP_PORT), if anywhere. */
+  workerHttpUrl: string | undefined;
   /** What this process's parts were handed (and what its Next.js bundle reads through lib/services.ts). */
   services: Services;
   stop(): Promise<void>;
+}
+
+/**
+ * The most a stop (SIGTERM, SIGINT) may take before the launcher exits anyway: the drain, then
+ * FINISH_MS (3 s) for requests in flight and 2 s for the flush and the parts' stops; never below
+ * 10 s (a worker's webhook deliveries in flight finish meanwhile).
+ */
+export function shutdownBoundMs(env: Env): number {
+  return Math.max(10_000, env.DRAIN_MS + 5000);
 }
 
 async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler; close(): Promise<void> }> {
@@ -49,11 +60,13 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
 /**
  * The composition root. Starts everything one process runs: database (embedded when DATABASE_URL
  * is unset), migrations (applied for the embedded database or MIGRATE_ON_START; otherwise waited
- * for), the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
- * chain followers, webhook delivery). Builds the process's services (lib/services.ts) once and hands
- * them to what it starts; installs them for the code Next.js runs, which cannot be handed them.
- * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
- * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
+ * for), the HTTP server (ROLE=all|web), or a worker's small listener for its probes
+ * (WORKER_HTTP_PORT), and the background workers (ROLE=all|worker: chain followers, webhook
+ * delivery). Builds the process's services (lib/services.ts) once and hands them to what it starts;
+ * installs them for the code Next.js runs, which cannot be handed them. GET /readyz answers 200 once
+ * all of it runs. stop() shuts down in order: /readyz 503 and DRAIN_MS more of serving, stop taking
+ * requests, flush usage, stop workers, close the database, stop PostgreSQL. A start-up that fails
+ * half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.logger ?? componentLogger("runtime");
@@ -73,7 +86,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   stops.push(() => limits.stop());
   const services = installServices(createServices(env, limits));
   const { meter: usage, requestLog: requests } = services;
+  // Why this process cannot do its work yet, or no longer: GET /readyz answers 503 with it.
+  let parts: NotReady | undefined = { status: "not_ready", reason: "starting" };
+  let workerHttp: SmallServer | undefined;
   const shutdown = async () => {
+    parts = { status: "draining" };
     try {
       await http?.close();
       await usage.stop();
@@ -82,28 +99,37 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       // What the workers metered as they stopped (webhook deliveries finishing).
       await usage.stop();
       await nextApp?.close().catch(() => undefined);
+      await workerHttp?.close();
       await disconnectDb();
     } finally {
       await database.stop();
     }
   };
   try {
+    if (env.ROLE === "worker" && env.WORKER_HTTP_PORT !== undefined) {
+      workerHttp = await startWorkerHttpServer({ host: env.WORKER_HTTP_HOST, port: env.WORKER_HTTP_PORT, parts: () => parts });
+      log.info(`answering GET /healthz and /readyz at ${workerHttp.url}`);
+    }
     if (env.MIGRATE_ON_START ?? database.embedded) {
       const applied = await applyMigrations(database.url);
       if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
     } else {
       // Processes sharing a database do not race to migrate it: `npm run db:migrate` does, once.
-      // Meanwhile a web process holds its port to say why it is not ready (GET /api/ready: 503).
+      // Meanwhile a web process holds its port to say why it is not ready (GET /readyz: 503).
       let reason = "";
       let waiting: Promise<{ close(): Promise<void> } | undefined> | undefined;
       await waitForMigrations(database.url, {
         onPending: (status) => {
           reason = `pending migrations: ${[...status.failed, ...status.pending].join(", ")}`;
+          parts = { status: "not_ready", reason };
           log.warn({ pending: status.pending, failed: status.failed }, `waiting for migrations (${status.pending.length} pending${status.failed.length > 0 ? `, ${status.failed.length} failed` : ""}): run npm run db:migrate once for the cluster`);
           if (env.ROLE !== "worker") waiting = startWaitingServer(env.HOST, env.PORT, () => reason).catch(() => undefined);
         },
       }).finally(async () => (await waiting)?.close());
-      if (reason) log.info("the migrations are applied; starting");
+      if (reason) {
+        parts = { status: "not_ready", reason: "starting" };
+        log.info("the migrations are applied; starting");
+      }
     }
     setExpectedMigrations(await listMigrations());
     const invalidations = services.keyVerifier.listen(database.url);
@@ -145,6 +171,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         requestLog: env.REQUEST_LOG === "on" ? requests : undefined,
         next: nextApp?.handler,
         trustedProxyHops: env.TRUSTED_PROXY_HOPS,
+        parts: () => parts,
+        drainMs: env.DRAIN_MS,
       });
     }
     // Webhook followers: a network is followed by the role its family names (the one that can
@@ -158,6 +186,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       const engine = startWebhookEngine({ databaseUrl: database.url, include: follows, logger: log.child({ component: "webhooks" }) });
       stops.push(() => engine.stop());
     }
+    parts = undefined;
   } catch (e) {
     await shutdown().catch((err: unknown) => log.error({ err }, "shutting down after a failed start failed"));
     throw e;
@@ -167,6 +196,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   return {
     env,
     url: http?.url,
+    workerHttpUrl: workerHttp?.url,
     databaseUrl: database.url,
     embeddedDatabase: database.embedded,
     services,

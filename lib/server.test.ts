@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { databaseOutage, reportDatabaseUnreachable } from "@/lib/db/outage";
 import { setDatabaseUrl } from "@/lib/env";
 import { CLIENT_IP_HEADER } from "@/lib/client-ip";
-import { startHttpServer, type RunningServer } from "@/lib/server";
+import { listMigrations } from "@/lib/db/migrate";
+import { setExpectedMigrations, type NotReady } from "@/lib/health";
+import { startHttpServer, startWorkerHttpServer, type Route, type RunningServer } from "@/lib/server";
+import { connectTestDatabase } from "@/lib/testing/harness";
 import { freePort } from "@/lib/testing/ports";
 import { UsageMeter } from "@/lib/usage/meter";
 
@@ -174,10 +177,13 @@ describe("console requests while the database is unreachable", () => {
       "5",
       { code: "UNAVAILABLE", message: "The service's database is unreachable at the moment. Please retry shortly." },
     ]);
-    for (const path of ["/_next/static/chunks/app.js", "/favicon.ico", "/logo.svg", "/api/health", "/api/ready"]) {
+    for (const path of ["/_next/static/chunks/app.js", "/favicon.ico", "/logo.svg"]) {
       const res = await fetch(withNext.url + path);
       expect([path, res.status]).toEqual([path, 200]);
     }
+    // The probes say themselves what they see.
+    const health = await fetch(withNext.url + "/api/health");
+    expect([health.status, await health.json()]).toEqual([200, { status: "ok" }]);
     // The probe finds the database again (the run's real PostgreSQL) and the outage ends by itself.
     setDatabaseUrl(inject("databaseUrl"));
     await expect.poll(() => databaseOutage(), { timeout: 10_000 }).toBeUndefined();
@@ -186,9 +192,86 @@ describe("console requests while the database is unreachable", () => {
   });
 });
 
+describe("probes for load balancers, answered by the server itself", () => {
+  let names: string[];
+  beforeAll(async () => {
+    await connectTestDatabase();
+    names = await listMigrations();
+    setExpectedMigrations(names);
+  });
+
+  const answer = async (res: Response) => [res.status, res.headers.get("cache-control"), res.headers.get("content-type"), await res.json()] as const;
+
+  it("GET /healthz and /api/health: 200 ok; /readyz and /api/ready: 200 ready with how limits count; never cached, HEAD too, other methods 405; with or without Next.js", async () => {
+    for (const server of [plain, withNext]) {
+      for (const path of ["/healthz", "/api/health"]) expect([path, ...(await answer(await fetch(server.url + path)))]).toEqual([path, 200, "no-store", "application/json", { status: "ok" }]);
+      for (const path of ["/readyz", "/api/ready", "/readyz?verbose"]) {
+        expect([path, ...(await answer(await fetch(server.url + path)))]).toEqual([path, 200, "no-store", "application/json", { status: "ready", limits: "local" }]);
+      }
+      const head = await raw(server, "HEAD /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+      expect([head.status, head.headers["cache-control"], head.body]).toEqual([200, "no-store", ""]);
+      const post = await fetch(server.url + "/healthz", { method: "POST", body: "{}" });
+      expect([post.status, post.headers.get("allow"), await post.json()]).toEqual([405, "GET, HEAD", { code: "METHOD_NOT_ALLOWED", message: "Use GET or HEAD on this endpoint." }]);
+    }
+  });
+
+  it("/readyz: 503 naming the migrations this build expects that the database lacks (/healthz still 200)", async () => {
+    setExpectedMigrations([...names, "20991231000000_later"]);
+    try {
+      for (const path of ["/readyz", "/api/ready"]) {
+        expect([path, ...(await answer(await fetch(plain.url + path)))]).toEqual([path, 503, "no-store", "application/json", { status: "not_ready", reason: "pending migrations: 20991231000000_later", limits: "local" }]);
+      }
+      expect((await fetch(plain.url + "/healthz")).status).toBe(200);
+    } finally {
+      setExpectedMigrations(names);
+    }
+  });
+
+  it("drains: once close() is called, /readyz answers 503 draining at once while other requests are still served for drainMs, on new and kept-alive connections; then the port closes", async () => {
+    const server = await startHttpServer({ host: "127.0.0.1", port: await freePort(), meter, next: echoNext, drainMs: 1500 });
+    expect((await fetch(server.url + "/readyz")).status).toBe(200);
+    let closed = false;
+    const closing = server.close().then(() => (closed = true));
+    expect(await answer(await fetch(server.url + "/readyz"))).toEqual([503, "no-store", "application/json", { status: "draining" }]);
+    const page = await raw(server, "GET /projects HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    expect([page.status, page.headers.connection, json(page)]).toEqual([200, "keep-alive", { clientIp: "127.0.0.1", url: "/projects" }]);
+    expect((await fetch(server.url + "/healthz")).status).toBe(200);
+    expect(closed).toBe(false);
+    await closing;
+    await expect(fetch(server.url + "/healthz")).rejects.toThrow();
+  });
+
+  it("a worker's listener: /healthz, /readyz from its parts and the database, routes mounted beside them, 404 JSON otherwise", async () => {
+    let parts: NotReady | undefined = { status: "not_ready", reason: "starting" };
+    const metrics: Route = (req, res) => {
+      if (req.url !== "/metrics") return false;
+      res.writeHead(200, { "Content-Type": "text/plain" }).end("up 1\n");
+      return true;
+    };
+    const worker = await startWorkerHttpServer({ host: "127.0.0.1", port: await freePort(), parts: () => parts, routes: [metrics] });
+    try {
+      expect(await answer(await fetch(worker.url + "/readyz"))).toEqual([503, "no-store", "application/json", { status: "not_ready", reason: "starting" }]);
+      parts = undefined;
+      expect(await answer(await fetch(worker.url + "/readyz"))).toEqual([200, "no-store", "application/json", { status: "ready" }]);
+      expect(await answer(await fetch(worker.url + "/healthz"))).toEqual([200, "no-store", "application/json", { status: "ok" }]);
+      const scraped = await fetch(worker.url + "/metrics");
+      expect([scraped.status, await scraped.text()]).toEqual([200, "up 1\n"]);
+      for (const path of ["/", "/node/ethereum-mainnet", "/metrics/x"]) {
+        const res = await fetch(worker.url + path);
+        expect([path, res.status, await res.json()]).toEqual([path, 404, { code: "WRONG_ENDPOINT", message: "Not found." }]);
+      }
+      parts = { status: "draining" };
+      expect(await answer(await fetch(worker.url + "/readyz"))).toEqual([503, "no-store", "application/json", { status: "draining" }]);
+    } finally {
+      await worker.close();
+    }
+    await expect(fetch(worker.url + "/healthz")).rejects.toThrow();
+  });
+});
+
 describe("stopping under keep-alive load", () => {
   it("drains: answers in flight finish with Connection: close, busy keep-alive clients are let go without a reset, and every answered request is metered", async () => {
-    const { createTestProject, connectTestDatabase } = await import("@/lib/testing/harness");
+    const { createTestProject } = await import("@/lib/testing/harness");
     const { db, disconnectDb } = await import("@/lib/db/client");
     const { Agent, request } = await import("undici");
     await connectTestDatabase();

@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import { AppError } from "@/lib/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import { CLIENT_IP_HEADER, proxyHeaderOf, socketClientIp } from "@/lib/client-ip";
 import { getEnv, requestCameThroughProxy, webhookPrivateUrlsAllowed } from "@/lib/env";
 import { createGateway, type GatewayOptions } from "@/lib/gateway/router";
+import { answerProbe, type NotReady, type Probes } from "@/lib/health";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
-import { limitsMode } from "@/lib/db/readiness";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -19,14 +20,22 @@ export interface HttpServerOptions extends Omit<GatewayOptions, "mounts" | "logg
   next?: NextHandler;
   /** Default: the "web" component logger (the gateway logs through a child of it). */
   logger?: Logger;
-  /** How long close() lets requests in flight finish before it cuts their connections (default DRAIN_MS). */
+  /** What the process's other parts say, for GET /readyz (default: running); the server adds its own draining. */
+  parts?: () => NotReady | undefined;
+  /** How long close() keeps serving, GET /readyz answering 503, before it stops listening (DRAIN_MS; default 0). */
   drainMs?: number;
+  /** How long close() then lets requests in flight finish before it cuts their connections (default FINISH_MS). */
+  finishMs?: number;
   /** How long close() leaves a keep-alive connection without a request open (default DRAIN_IDLE_MS). */
   drainIdleMs?: number;
 }
 
-/** Requests in flight when the server is asked to stop get this long to finish. */
-export const DRAIN_MS = 8000;
+/**
+ * Requests still in flight once the server stops listening get this long to finish (those in flight
+ * when it was told to stop had DRAIN_MS more). Short enough that a stop with the production
+ * DRAIN_MS, and the flush and stops after it, fits in the launcher's 10 s.
+ */
+export const FINISH_MS = 3000;
 /**
  * While draining, a keep-alive connection between requests is closed once its client has sent
  * nothing for this long. Closing it at once cuts a request already on its way (ECONNRESET): 4 in
@@ -41,10 +50,12 @@ export interface RunningServer {
   server: Server;
   url: string;
   /**
-   * Stops taking requests and waits for those in flight: their answers, and those of requests
-   * that still arrive on open keep-alive connections, carry Connection: close; a keep-alive
-   * connection is closed once it went DRAIN_IDLE_MS without a request; open WebSockets are closed
-   * with 1001 (Going Away); anything still open after the drain time is cut.
+   * Drains, then stops: GET /readyz answers 503 at once while every other request is still served
+   * as before for drainMs, so a load balancer stops sending here first. Then it stops listening and
+   * waits for the requests in flight: their answers, and those of requests that still arrive on
+   * open keep-alive connections, carry Connection: close; a keep-alive connection is closed once it
+   * went DRAIN_IDLE_MS without a request; open WebSockets are closed with 1001 (Going Away);
+   * anything still open after finishMs is cut. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -58,17 +69,23 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now } = options;
   const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
+  /** Told to stop: /readyz says so; everything else is served as before. */
+  let draining = false;
+  /** No longer listening: answers close their connection. */
   let closing = false;
+  const probes: Probes = { parts: () => (draining ? { status: "draining" } : options.parts?.()), withLimits: true };
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
-    // Draining: answer, then close the connection (Connection: close), so keep-alive clients move on.
+    // Closing: answer, then close the connection (Connection: close), so keep-alive clients move on.
+    // Not while draining: a load balancer's pooled connections would churn, and new connections
+    // still waiting to be accepted when the listener closes are reset.
     if (closing) res.shouldKeepAlive = false;
     if (answerNonPathTarget(req, res)) return;
+    if (answerProbe(req, res, probes)) return;
     if (answerUndecodablePath(req, res)) return;
     if (gateway(req, res)) return;
     if (answerLongUrl(req, res)) return;
     if (!next) {
-      const error = new AppError("WRONG_ENDPOINT", "Not found.");
-      res.writeHead(error.status, { ...error.headers, "Content-Type": "application/json" }).end(JSON.stringify(error.toJSON()));
+      sendError(res, new AppError("WRONG_ENDPOINT", "Not found."));
       return;
     }
     if (answerDuringOutage(req, res)) return;
@@ -106,48 +123,53 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     socket.once("close", () => sockets.delete(socket));
   });
   await listenOn(server, options.host, options.port);
-  const { port } = server.address() as AddressInfo;
-  const host = options.host === "0.0.0.0" || options.host === "::" ? "localhost" : options.host;
-  return {
-    server,
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
-    close: () => {
-      closing = true;
-      return new Promise<void>((resolve) => {
-        // Since Node 19, server.close() also cuts the connections between requests at once, racing
-        // a request their client may be sending right then (ECONNRESET); they are let go below instead.
-        server.closeIdleConnections = () => undefined;
-        server.close(() => {
-          clearTimeout(cutoff);
-          resolve();
-        });
-        // WebSockets end as their endpoint says (a close frame), then close by themselves.
-        const ending = gateway.shutdown();
-        const idleMs = options.drainIdleMs ?? DRAIN_IDLE_MS;
-        // A keep-alive socket between requests is closed once its client has sent nothing for
-        // idleMs: a request sent meanwhile is answered with Connection: close, and the client closes.
-        const release = (socket: Socket) => {
-          const timer = setTimeout(() => {
-            const res = inFlight(socket);
-            if (!res || res.writableEnded) socket.end();
-          }, idleMs);
-          socket.once("close", () => clearTimeout(timer));
-        };
-        // One with an answer in flight keeps it: the answer goes out with Connection: close, or,
-        // already started, the socket is let go after it.
-        for (const socket of sockets) {
-          if (ending.has(socket)) continue;
-          const res = inFlight(socket);
-          if (!res || res.writableEnded) release(socket);
-          else if (!res.headersSent) res.shouldKeepAlive = false;
-          else res.once("finish", () => release(socket));
-        }
-        const cutoff = setTimeout(() => {
-          for (const socket of sockets) socket.destroy();
-        }, options.drainMs ?? DRAIN_MS);
+  let stopped: Promise<void> | undefined;
+  const stop = async () => {
+    draining = true;
+    if (options.drainMs) await delay(options.drainMs);
+    closing = true;
+    await new Promise<void>((resolve) => {
+      // Since Node 19, server.close() also cuts the connections between requests at once, racing
+      // a request their client may be sending right then (ECONNRESET); they are let go below instead.
+      server.closeIdleConnections = () => undefined;
+      server.close(() => {
+        clearTimeout(cutoff);
+        resolve();
       });
-    },
+      // WebSockets end as their endpoint says (a close frame), then close by themselves.
+      const ending = gateway.shutdown();
+      const idleMs = options.drainIdleMs ?? DRAIN_IDLE_MS;
+      // A keep-alive socket between requests is closed once its client has sent nothing for
+      // idleMs: a request sent meanwhile is answered with Connection: close, and the client closes.
+      const release = (socket: Socket) => {
+        const timer = setTimeout(() => {
+          const res = inFlight(socket);
+          if (!res || res.writableEnded) socket.end();
+        }, idleMs);
+        socket.once("close", () => clearTimeout(timer));
+      };
+      // One with an answer in flight keeps it: the answer goes out with Connection: close, or,
+      // already started, the socket is let go after it.
+      for (const socket of sockets) {
+        if (ending.has(socket)) continue;
+        const res = inFlight(socket);
+        if (!res || res.writableEnded) release(socket);
+        else if (!res.headersSent) res.shouldKeepAlive = false;
+        else res.once("finish", () => release(socket));
+      }
+      const cutoff = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, options.finishMs ?? FINISH_MS);
+    });
   };
+  return { server, url: urlOf(server, options.host), close: () => (stopped ??= stop()) };
+}
+
+/** The URL a server listening on `host` is reached at from this machine. */
+function urlOf(server: Server, host: string): string {
+  const { port } = server.address() as AddressInfo;
+  const name = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
 }
 
 function listenOn(server: Server, host: string, port: number): Promise<void> {
@@ -160,25 +182,56 @@ function listenOn(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-/**
- * Holds a web process's port while it cannot serve yet (waiting for `npm run db:migrate`), so a
- * load balancer's readiness check hears why instead of finding nothing: GET /api/ready answers 503
- * with the reason, as the console's route does, and any other request 503 UNAVAILABLE with Retry-After.
- */
-export async function startWaitingServer(host: string, port: number, reason: () => string): Promise<{ close(): Promise<void> }> {
+/** A route of a small server: true when it answered the request. */
+export type Route = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export interface SmallServer {
+  url: string;
+  /** Stops listening and closes every connection at once. */
+  close(): Promise<void>;
+}
+
+/** A server of a few routes, answering the probes first and `otherwise` what no route took. */
+async function startSmallServer(host: string, port: number, probes: Probes, routes: readonly Route[], otherwise: (req: IncomingMessage, res: ServerResponse) => void): Promise<SmallServer> {
   const server = createServer((req, res) => {
-    res.shouldKeepAlive = false;
-    const ready = req.url === "/api/ready";
-    const error = new AppError("UNAVAILABLE", `This server is starting: ${reason()}. Please retry shortly.`, { "Retry-After": "5" });
-    const body = ready ? JSON.stringify({ status: "not_ready", reason: reason(), limits: limitsMode() }) : error.json;
-    res.writeHead(503, { ...(ready ? { "Cache-Control": "no-store" } : error.headers), "Content-Type": "application/json" }).end(body);
+    if (answerProbe(req, res, probes)) return;
+    for (const route of routes) if (route(req, res)) return;
+    otherwise(req, res);
   });
+  server.on("clientError", answerClientError);
   await listenOn(server, host, port);
   return {
+    url: urlOf(server, host),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+function sendError(res: ServerResponse, error: AppError): void {
+  res.writeHead(error.status, { ...error.headers, "Content-Type": "application/json" }).end(error.json);
+}
+
+/**
+ * A worker's small HTTP listener (ROLE=worker, WORKER_HTTP_PORT): GET /healthz and /readyz (its
+ * parts, as `parts` says, and the database), then `routes` (a scrape endpoint, say), and 404 JSON
+ * for anything else.
+ */
+export function startWorkerHttpServer(options: { host: string; port: number; parts: () => NotReady | undefined; routes?: readonly Route[] }): Promise<SmallServer> {
+  const notFound = new AppError("WRONG_ENDPOINT", "Not found.");
+  return startSmallServer(options.host, options.port, { parts: options.parts, withLimits: false }, options.routes ?? [], (_req, res) => sendError(res, notFound));
+}
+
+/**
+ * Holds a web process's port while it cannot serve yet (waiting for `npm run db:migrate`), so a
+ * load balancer's readiness check hears why instead of finding nothing: GET /readyz answers 503
+ * with the reason, and any other request 503 UNAVAILABLE with Retry-After.
+ */
+export function startWaitingServer(host: string, port: number, reason: () => string): Promise<SmallServer> {
+  return startSmallServer(host, port, { parts: () => ({ status: "not_ready", reason: reason() }), withLimits: true }, [], (_req, res) => {
+    res.shouldKeepAlive = false;
+    sendError(res, new AppError("UNAVAILABLE", `This server is starting: ${reason()}. Please retry shortly.`, { "Retry-After": "5" }));
+  });
 }

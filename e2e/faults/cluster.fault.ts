@@ -21,6 +21,7 @@ import { EVM_METHODS } from "@/lib/evm/methods";
 import { rpcDirect, spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { hashKey } from "@/lib/keys/secret";
 import { PLANS } from "@/lib/plans";
+import { freePort } from "@/lib/testing/ports";
 import { startRedis, type TestRedis } from "@/lib/testing/redis";
 import { connectSocket, type SocketClient } from "@/lib/testing/socket";
 import { leaderLockName } from "@/lib/workers/leader-lock";
@@ -69,7 +70,9 @@ interface Delivery {
 const deliveries: Delivery[] = [];
 
 async function startMember(role: "web" | "worker"): Promise<ServiceProcess> {
-  const service = await startService(scratchDataDir(), { ...clusterEnv, ROLE: role }, { withConsole: role === "web" });
+  // A worker answers its probes on a small listener of its own.
+  const probes: Record<string, string> = role === "worker" ? { WORKER_HTTP_PORT: String(await freePort()) } : {};
+  const service = await startService(scratchDataDir(), { ...clusterEnv, ROLE: role, ...probes }, { withConsole: role === "web" });
   started.push(service);
   return service;
 }
@@ -160,9 +163,11 @@ function load(key: string, callsPerSecond: number) {
   };
 }
 
-async function ready(web: ServiceProcess): Promise<{ status: number; body: { status: string; limits: string } }> {
-  const res = await fetch(`${web.url}/api/ready`);
-  return { status: res.status, body: (await res.json()) as { status: string; limits: string } };
+/** GET /readyz of a process: a web process's port, a worker's WORKER_HTTP_PORT. */
+async function ready(service: ServiceProcess): Promise<{ status: number; body: { status: string; limits?: string } }> {
+  const port = service.env.WORKER_HTTP_PORT ?? new URL(service.url).port;
+  const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+  return { status: res.status, body: (await res.json()) as { status: string; limits?: string } };
 }
 
 /** Deadlocks PostgreSQL has detected in the cluster's database. */
@@ -202,6 +207,8 @@ beforeAll(async () => {
     WEBHOOK_HTTPS_ONLY: "off",
     WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
     CONSENSUS_BLOCK_TIME_MS: "500",
+    // No load balancer to wait for: the processes stop at the end without production's 5 s drain.
+    DRAIN_MS: "1000",
   };
   await npmRun("db:migrate", clusterEnv);
   // The first web process builds the console when its build is missing or stale; then the rest start together.
@@ -209,6 +216,7 @@ beforeAll(async () => {
   const [web, ...rest] = await Promise.all([startMember("web"), startMember("worker"), startMember("worker")]);
   webs.push(web);
   workers.push(...rest);
+  for (const member of [...webs, ...workers]) expect(await ready(member)).toEqual({ status: 200, body: member.env.ROLE === "web" ? { status: "ready", limits: "shared" } : { status: "ready" } });
 
   traffic = await startTrafficGenerator({ rpcUrl: anvil.url, network: NET, intervalMs: 1000 });
   [developer, hooks, resettable] = await Promise.all([projectOnPlan(webs[0]!, "DEVELOPER"), projectOnPlan(webs[0]!), projectOnPlan(webs[1]!)]);
@@ -321,7 +329,7 @@ describe("two web and two worker processes on one PostgreSQL and one Redis", () 
     for (let i = 0; i < webs.length; i++) expect((await chainId(i, fresh.apiKey)).served).toBe(true);
   });
 
-  it("keep serving while Redis is frozen, each holding its share (limits: local, logged and in /api/ready), and share again once it is back", async () => {
+  it("keep serving while Redis is frozen, each holding its share (limits: local, logged and in /readyz), and share again once it is back", async () => {
     onTestFailed(printAll);
     for (const web of webs) expect((await ready(web)).body).toEqual({ status: "ready", limits: "shared" });
     // 200 CU/s: under each process's local share (300) too, so every call is served throughout.

@@ -25,7 +25,7 @@ export interface LogLine {
 export interface ServiceProcess {
   child: ChildProcess;
   pid: number;
-  /** Where it serves HTTP (a ROLE=worker process listens nowhere). */
+  /** Where it serves HTTP (a ROLE=worker process does not: its probes answer at WORKER_HTTP_PORT, when set). */
   url: string;
   dataDir: string;
   env: Record<string, string>;

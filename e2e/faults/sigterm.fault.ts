@@ -1,7 +1,8 @@
-// Stopping under load: SIGTERM while keep-alive clients keep the service busy drains it (requests in
-// flight are answered, with Connection: close, and metered; no keep-alive request is cut off; an open
-// WebSocket is closed with 1001 and a reason), stops it cleanly, and leaves no child process behind;
-// kill -9 leaves none behind either.
+// Stopping under load: SIGTERM while keep-alive clients keep the service busy drains it (/readyz
+// answers 503 while the load is still served; then requests in flight as the listener closes are
+// answered, with Connection: close, and metered; no keep-alive request is cut off; an open WebSocket
+// is closed with 1001 and a reason), stops it cleanly, and leaves no child process behind; kill -9
+// leaves none behind either.
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { Agent, request } from "undici";
@@ -89,7 +90,7 @@ async function requestInFlight(service: ServiceProcess, key: string) {
 }
 
 describe("stopping the service", () => {
-  it("on SIGTERM under keep-alive load: answers what is in flight with Connection: close, cuts no keep-alive request, closes WebSockets with 1001, meters every answer, exits cleanly, and leaves no child", async () => {
+  it("on SIGTERM under keep-alive load: /readyz 503 while still serving, then answers what is in flight with Connection: close, cuts no keep-alive request, closes WebSockets with 1001, meters every answer, exits cleanly, and leaves no child", async () => {
     const service = await start();
     onTestFailed(() => printOutput(service));
     const project = await projectOnPlan(service);
@@ -136,7 +137,12 @@ describe("stopping the service", () => {
 
     const inFlight = await requestInFlight(service, project.apiKey);
     service.child.kill("SIGTERM");
-    await waitFor("the shutdown to begin", () => service.output.some((l) => l.includes("SIGTERM: shutting down")));
+    // The drain: /readyz says so at once while the load is still answered; then the listener closes.
+    await waitFor("/readyz to answer 503", async () => (await fetch(`${service.url}/readyz`)).status === 503);
+    expect(await (await fetch(`${service.url}/readyz`)).json()).toEqual({ status: "draining" });
+    const answeredDraining = answered;
+    await waitFor("load answered while draining", () => answered > answeredDraining + 20);
+    await waitFor("the listener to close", () => fetch(`${service.url}/healthz`).then(() => false, () => true));
     inFlight.finish();
     const exit = await service.exited;
     await Promise.all(loops);

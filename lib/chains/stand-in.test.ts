@@ -133,7 +133,7 @@ beforeAll(async () => {
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   // ROLE=web: no delivery worker or retention sweep of this service touches what other suites
   // keep in the shared database; this suite's own delivery worker takes its project's messages.
-  Object.assign(process.env, { HOST: "127.0.0.1", PORT: String(await freePort()), ROLE: "web", DEVNETS: "off", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_FOLLOWER_POLL_MS: "100" });
+  Object.assign(process.env, { HOST: "127.0.0.1", PORT: String(await freePort()), ROLE: "web", DEVNETS: "off", WEBHOOK_ALLOW_PRIVATE_URLS: "on", WEBHOOK_FOLLOWER_POLL_MS: "100", DRAIN_MS: "0" });
   resetEnv();
   service = await startService({ withNext: false });
   delivery = startDelivery({ projectIds: [project.projectId], pollMs: 100 });

@@ -14,7 +14,8 @@ import { startHttpServer, type RunningServer } from "@/lib/server";
 import { captureLogs } from "@/lib/testing/logs";
 import { UsageMeter } from "@/lib/usage/meter";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded";
-import { applyMigrations } from "./migrate";
+import { setExpectedMigrations } from "@/lib/health";
+import { applyMigrations, listMigrations } from "./migrate";
 import { isDatabaseUnreachable } from "./outage";
 import { setRootLogger } from "@/lib/log";
 
@@ -33,6 +34,11 @@ let projectId: string;
 const chainId = (key: string) =>
   fetch(`${http.url}/node/ethereum-mainnet`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-KEY": key }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
 
+const probe = async (path: string) => {
+  const res = await fetch(http.url + path);
+  return [res.status, await res.json()] as const;
+};
+
 async function waitFor(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
@@ -46,6 +52,7 @@ beforeAll(async () => {
   await fs.chmod(scratch, 0o755);
   pgServer = await startEmbeddedPostgres({ dataDir: path.join(scratch, "postgres"), persistent: false, log: (m) => pgLog.push(m) });
   await applyMigrations(pgServer.url);
+  setExpectedMigrations(await listMigrations());
   process.env.DATABASE_URL = pgServer.url;
   process.env.DATA_DIR = scratch;
   process.env.KEY_CACHE_TTL_MS = "60000";
@@ -67,9 +74,10 @@ afterAll(async () => {
 });
 
 describe("a database outage", () => {
-  it("answers 503 with Retry-After while PostgreSQL is down, keeps cached keys working, logs once, and resumes by itself without losing usage", async () => {
+  it("answers 503 with Retry-After while PostgreSQL is down (and /readyz 503), keeps cached keys working, logs once, and resumes by itself without losing usage", async () => {
     // Verified (and cached) before the outage.
     for (let i = 0; i < 3; i++) expect((await chainId(apiKey)).status).toBe(200);
+    expect(await probe("/readyz")).toEqual([200, { status: "ready", limits: "local" }]);
     let answered = 3;
 
     // kill -9 the postmaster, and hold its port for a while so that the restart must wait.
@@ -92,6 +100,9 @@ describe("a database outage", () => {
       expect(r.headers.get("retry-after")).toBe("5");
       expect(await r.json()).toEqual({ code: "UNAVAILABLE", message: expect.stringContaining("database is unreachable") });
     }
+    // Not ready while its database is gone, yet alive.
+    expect(await probe("/readyz")).toEqual([503, { status: "not_ready", reason: "database unreachable or not migrated", limits: "local" }]);
+    expect(await probe("/healthz")).toEqual([200, { status: "ok" }]);
     // A key the gateway knows needs no database: it keeps being answered, and metered in memory.
     for (let i = 0; i < 4; i++) expect((await chainId(apiKey)).status).toBe(200);
     answered += 4;
@@ -102,6 +113,7 @@ describe("a database outage", () => {
     await waitFor("the database to answer requests again", async () => (await chainId(generateKeyMaterial().secret)).status === 401);
     expect((await chainId(apiKey)).status).toBe(200);
     answered += 1;
+    expect(await probe("/readyz")).toEqual([200, { status: "ready", limits: "local" }]);
 
     await waitFor("usage to be written", async () => {
       await meter.flush();

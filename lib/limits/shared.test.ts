@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { joinCluster, type ClusterMembership } from "@/lib/cluster/members";
 import { db } from "@/lib/db/client";
-import { limitsMode, setLimitsMode } from "@/lib/db/readiness";
+import { limitsMode, setLimitsMode } from "@/lib/health";
 import { EVM_METHODS } from "@/lib/evm/methods";
 import { RateLimiter } from "@/lib/gateway/limits";
 import { FAILED_AUTH_LIMIT } from "@/lib/gateway/router";
