@@ -7,6 +7,7 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { joinCluster } from "@/lib/cluster/members";
 import { db, disconnectDb, rawTransaction } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
@@ -15,7 +16,7 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { enqueueMessages } from "../outbox";
 import { createWebhook } from "../service";
 import { USER_AGENT } from "./send";
-import { claimDue, inboxAuthority, receiverTurnSql } from "./store";
+import { claimDue, inboxAuthority, leaseHolder, receiverTurnSql } from "./store";
 import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
 
 interface Received {
@@ -646,5 +647,30 @@ describe("leases", () => {
     });
     expect((await claimed).messages).toHaveLength(1);
     expect((await claim("a third")).messages).toEqual([]);
+  });
+
+  it("the leases of a worker whose cluster member is no longer live (stale or gone) stop counting against the receiver; a worker outside the cluster's count until they end", async () => {
+    const own = await createTestProject("Delivery dead holders", "ENTERPRISE");
+    const host = "127.0.0.1:11";
+    const sub = await createWebhook(own.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "dead holder test", notification: { webhookUrl: `http://${host}/hooks` }, condition: { period: 1 } });
+    await enqueue(sub.subscriptionId, 10);
+    const claim = async (holder: string) => (await claimDue({ max: 3, perHost: 3, heldPerHost: 9, busy: new Map(), fullHosts: [], leaseMs: 60_000, holder, cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] })).messages;
+    // No heartbeat of their own during the test: their rows say what the test makes them say.
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => joinCluster({ role: "worker", heartbeatMs: 600_000 })));
+    try {
+      expect(await claim(leaseHolder(a!.id))).toHaveLength(3);
+      // a is live: its round fills the receiver.
+      expect(await claim(leaseHolder(b!.id))).toEqual([]);
+      // a stopped beating a minute ago (killed, or frozen): b serves the receiver as if alone.
+      await db().$executeRaw`UPDATE cluster_members SET heartbeat_at = now() - interval '1 minute' WHERE id = ${a!.id}`;
+      expect(await claim(leaseHolder(b!.id))).toHaveLength(3);
+      // b's row is gone (swept): a worker outside the cluster finds room too.
+      await db().$executeRaw`DELETE FROM cluster_members WHERE id = ${b!.id}`;
+      expect(await claim(leaseHolder(undefined))).toHaveLength(3);
+      // Whose leases count until they end: the receiver is full for c.
+      expect(await claim(leaseHolder(c!.id))).toEqual([]);
+    } finally {
+      await Promise.all([a, b, c].map((m) => m!.stop()));
+    }
   });
 });

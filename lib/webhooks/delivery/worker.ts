@@ -18,8 +18,8 @@
  *   shared only once its holder holds less than a round, until one of the holders runs dry. No
  *   Redis: a semaphore there would be a second record of what the leases say, with a guessed share
  *   per process while Redis is away, and a round trip per delivery; the claim stays one
- *   statement. A worker that dies keeps its host's room until its leases end (its attempts may
- *   still be in flight, for all anyone knows).
+ *   statement. A worker that dies keeps its host's room until its cluster member is seen dead
+ *   (MEMBER_LIVE_MS after its last heartbeat), or, outside a cluster member, until its leases end.
  * - Within a receiver, subscriptions take turns: claims walk the subscriptions round robin
  *   (lib/webhooks/delivery/store.ts claimSql), and a host's claimed messages wait per subscription
  *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
@@ -39,11 +39,11 @@
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
-import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { setImmediate } from "node:timers/promises";
+import type { ClusterMembership } from "@/lib/cluster/members";
 import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
@@ -63,6 +63,7 @@ import {
   claimDue,
   failUnsent,
   inboxAuthority,
+  leaseHolder,
   recordFailure as writeFailure,
   recordSuccesses,
   releaseClaims,
@@ -134,6 +135,11 @@ export interface DeliveryOptions {
   projectIds?: readonly string[];
   /** Default: lib/webhooks/url-guard.ts resolveDeliveryTarget with the configured policy. */
   resolve?: (url: string) => Promise<DeliveryTarget>;
+  /**
+   * The cluster member this worker runs in (lib/runtime.ts): its leases count against their
+   * receivers while the member is live. Without one (tests, benchmarks) they count until they end.
+   */
+  member?: Pick<ClusterMembership, "id">;
 }
 
 export interface DeliveryWorker {
@@ -145,7 +151,7 @@ export interface DeliveryWorker {
   stop(options?: { abandon?: boolean }): Promise<void>;
 }
 
-function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
+function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds" | "member"> {
   const env = getEnv();
   return {
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -233,12 +239,13 @@ class Delivery {
   private readonly successes = new SuccessRecorder();
   private readonly signingKeys = new SigningKeys();
   private readonly inboxes = inboxAuthority(getEnv().PUBLIC_URL);
-  /** The leases' holder: unique in the cluster, and for this worker alone (a process may run several; one that restarts is another). */
-  private readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(6).toString("hex")}`;
+  /** The leases' holder: for this worker alone (a process may run several; one that restarts is another). */
+  private readonly holder: string;
 
   constructor(private readonly o: DeliveryOptions) {
     this.perHost = Math.min(o.perHost, o.concurrency);
     this.client = new DeliveryClient(this.perHost, o.resolve);
+    this.holder = leaseHolder(o.member?.id);
     // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
     setMaxListeners(o.concurrency + 10, this.abandon.signal);
     this.state = new DeliveryState(this.perHost, (m, answered) => this.deliver(m, answered));
