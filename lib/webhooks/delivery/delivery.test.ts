@@ -17,7 +17,7 @@ import { enqueueMessages } from "../outbox";
 import { createWebhook } from "../service";
 import { USER_AGENT } from "./send";
 import { claimDue, inboxAuthority, leaseHolder, receiverTurnSql } from "./store";
-import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
+import { leaseMs, startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -479,6 +479,60 @@ describe("workers that stop", () => {
     expect(r.received.map((x) => x.headers["webhook-id"])).toEqual([queued!.id, queued!.id]);
     // The charge follows the row's SUCCESS by a moment (recorded once the batch is written).
     await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
+  });
+
+  it("a worker frozen past its leases starts none of the messages it held when it wakes: handed back, they go out once each, under a live lease", async () => {
+    const options = { perHost: 1, concurrency: 3, timeoutMs: 400, leaseMarginMs: 200, retryScheduleMs: [50] };
+    const freezeMs = leaseMs(options.timeoutMs, options.leaseMarginMs) + 300;
+    const unleased: string[] = [];
+    const answered: string[] = [];
+    const r = await receiver((req, n, res) => {
+      const id = req.headers["webhook-id"] as string;
+      void (async () => {
+        // A message sent with its lease over may be another worker's by now.
+        const [row] = await db().$queryRaw<{ live: boolean }[]>`SELECT coalesce(leased_until > now(), false) AS live FROM webhook_messages WHERE id = ${id}`;
+        if (!row!.live) unleased.push(id);
+        if (n > 1) {
+          answered.push(id);
+          res.end("ok");
+          return;
+        }
+        // The process stops (as SIGSTOP stops it) past the leases, with the first attempt in
+        // flight and the two others waiting for it; that attempt gets no answer.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, freezeMs);
+        r.hang(req, n, res);
+      })();
+    });
+    const sub = await subscription(r.url);
+    const queued = await enqueue(sub.subscriptionId, 3);
+    worker(options);
+    for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS" });
+    expect(unleased).toEqual([]);
+    expect(answered.sort()).toEqual(queued.map((q) => q.id).sort());
+    // Only the attempt in flight as the process froze went out twice.
+    const frozen = r.received[0]!.headers["webhook-id"] as string;
+    expect(r.received.map((x) => x.headers["webhook-id"]).sort()).toEqual([...queued.map((q) => q.id), frozen].sort());
+  });
+
+  it("a worker whose cluster member is no longer live sends nothing more of what it holds, nor claims: another worker delivers it, once", async () => {
+    const member = await joinCluster({ role: "worker", heartbeatMs: 100 });
+    let answerFirst: (() => void) | undefined;
+    const r = await receiver((_req, n, res) => (n === 1 ? (answerFirst = () => res.end("ok")) : res.end("ok")));
+    const sub = await subscription(r.url);
+    const queued = await enqueue(sub.subscriptionId, 3);
+    worker({ perHost: 1, concurrency: 3, member });
+    await waitFor("the first attempt", async () => answerFirst !== undefined);
+    // Its heartbeat stops and its row goes, as when it is found stale: its leases count for no one.
+    await member.stop();
+    answerFirst!();
+    const first = r.received[0]!.headers["webhook-id"];
+    expect(await settled(first as string)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    const rest = queued.filter((q) => q.id !== first).map((q) => q.id);
+    const handedBack = async () => (await db().webhookMessage.count({ where: { id: { in: rest }, status: "PENDING", attempts: 0, leasedBy: null, nextAttemptAt: { lte: new Date() } } })) === rest.length;
+    await waitFor("the messages waiting to be handed back", handedBack, 5_000);
+    worker({ perHost: 1, concurrency: 3 });
+    for (const id of rest) expect(await settled(id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(r.received.map((x) => x.headers["webhook-id"]).sort()).toEqual(queued.map((q) => q.id).sort());
   });
 
   it("a clean stop finishes the attempts in flight and records them", async () => {
