@@ -150,7 +150,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     if (env.ROLE !== "web") {
       // Webhook deliveries, metered through the process's meter (flushed here in ROLE=worker too).
       usage.start(env.USAGE_FLUSH_MS);
-      const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }) });
+      const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }), member: joined });
       stops.push(() => delivery.stop());
       startWorkers("worker");
     }

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { listMigrations } from "@/lib/db/migrate";
@@ -43,6 +44,26 @@ describe("cluster members", () => {
     expect(web.webProcesses()).toBe(before);
     expect(await db().clusterMember.count({ where: { id: { in: [other.id, worker.id] } } })).toBe(0);
     await web.stop();
+  });
+
+  it("a process frozen past the live period learns on waking that it was not live meanwhile; live again from its next heartbeat", async () => {
+    // Live for three heartbeats (300 ms) after the last.
+    const member = await joinCluster({ role: "worker", heartbeatMs: 100 });
+    try {
+      const before = performance.now();
+      expect(member.liveSince(before)).toBe(true);
+      // Stopped (as SIGSTOP stops it) for longer: the others may have found its row stale.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600);
+      expect(member.liveSince(before)).toBe(false);
+      await member.beat();
+      const after = performance.now();
+      expect(member.liveSince(after)).toBe(true);
+      expect(member.liveSince(before)).toBe(false);
+    } finally {
+      await member.stop();
+    }
+    // Stopped, its row gone: not live.
+    expect(member.liveSince(performance.now())).toBe(false);
   });
 
   it("refuses a process whose secrets or build differ from the live members', naming what differs and showing no secret", async () => {

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomUUID } from "node:crypto";
 import os from "node:os";
+import { performance } from "node:perf_hooks";
 import { db, Prisma } from "@/lib/db/client";
 import { listMigrations } from "@/lib/db/migrate";
 import { ConfigError, getEnv, SHARED_SECRETS, type SharedSecret } from "@/lib/env";
@@ -8,6 +9,14 @@ import { version } from "@/package.json";
 
 /** How often a member renews its heartbeat (and re-counts the live web processes). */
 export const HEARTBEAT_MS = 5_000;
+/** A member is live while its last heartbeat is at most this many periods old: one or two may come late. */
+const LIVE_PERIODS = 3;
+/**
+ * How long after its last heartbeat a member (of the default period) still counts as live, by the
+ * database's clock: what others judge its leases by (lib/webhooks/delivery/store.ts). Killed, it
+ * counts that long at most after its death.
+ */
+export const MEMBER_LIVE_MS = LIVE_PERIODS * HEARTBEAT_MS;
 
 /** What every live member of a cluster must have in common: its build and its shared secrets. */
 export interface MemberIdentity {
@@ -63,6 +72,13 @@ export interface ClusterMembership {
   webProcesses(): number;
   /** The ids of those live processes serving the public API, as last counted: whose counts in Redis still count (lib/limits/shared.ts SharedCounts). */
   webMembers(): ReadonlySet<string>;
+  /**
+   * Whether, by this process's monotonic clock, its row stayed live from `since` (a
+   * performance.now()) until now, with no break in which another process could have found it
+   * stale: what it may still do on the strength of being live (a frozen process's clock jumps,
+   * and it learns it was not).
+   */
+  liveSince(since: number): boolean;
   /** Renews the heartbeat and re-counts now (the timer does it every heartbeat). */
   beat(): Promise<void>;
   /** Stops the heartbeat and removes the row. */
@@ -73,12 +89,16 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   const log = componentLogger("cluster");
   const id = randomUUID();
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
-  // Live: a heartbeat within three periods. Rows twice as old are swept.
-  const liveMs = 3 * heartbeatMs;
+  // Rows twice as old as live are swept.
+  const liveMs = LIVE_PERIODS * heartbeatMs;
   const { build, secrets } = options.identity ?? (await memberIdentity());
   const row = Prisma.sql`(${id}, ${options.role}, ${os.hostname()}, ${process.pid}, ${version}, ${build}, ${secrets})`;
   let web = new Set<string>();
   let failing = false;
+  // performance.now() bounds of the row's live run: from the write that began it (or after), to
+  // the start of the last heartbeat written plus liveMs (the row is at least as fresh as that).
+  let liveFrom = Infinity;
+  let liveUntil = -Infinity;
   const refused = await db().$transaction(async (tx) => {
     // One process joins at a time: two starting together with different secrets cannot both see an empty cluster.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('blockgate:cluster-members'))`;
@@ -94,10 +114,15 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
   if (refused) throw new ConfigError(`This process cannot join the cluster: ${refused}`);
   const beat = async () => {
     try {
+      const started = performance.now();
       // A row gone (swept while this process was frozen) is written again.
       await db().$executeRaw`
         INSERT INTO cluster_members (id, role, host, pid, version, build, secrets) VALUES ${row}
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`;
+      const written = performance.now();
+      // The last heartbeat had gone stale (frozen, or its writes failed): a new run begins.
+      if (written >= liveUntil) liveFrom = written;
+      liveUntil = started + liveMs;
       await db().$executeRaw`DELETE FROM cluster_members WHERE heartbeat_at < now() - make_interval(secs => ${(liveMs * 2) / 1000})`;
       const rows = await db().$queryRaw<{ id: string }[]>`
         SELECT id FROM cluster_members WHERE role IN ('web', 'all') AND heartbeat_at >= now() - make_interval(secs => ${liveMs / 1000})`;
@@ -120,10 +145,12 @@ export async function joinCluster(options: MemberOptions): Promise<ClusterMember
     id,
     webProcesses: () => Math.max(1, web.size),
     webMembers: () => web,
+    liveSince: (since) => liveFrom <= since && performance.now() < liveUntil,
     beat: beatOnce,
     async stop() {
       clearInterval(timer);
       await beating;
+      liveUntil = -Infinity;
       await db()
         .$executeRaw`DELETE FROM cluster_members WHERE id = ${id}`
         .catch((e: unknown) => log.warn({ err: errorMessage(e) }, "could not remove this process from cluster_members; it ages out"));

@@ -7,6 +7,7 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { joinCluster } from "@/lib/cluster/members";
 import { db, disconnectDb, rawTransaction } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { networkBySlug } from "@/lib/networks";
@@ -15,8 +16,8 @@ import { UsageMeter } from "@/lib/usage/meter";
 import { enqueueMessages } from "../outbox";
 import { createWebhook } from "../service";
 import { USER_AGENT } from "./send";
-import { claimDue, inboxAuthority, receiverTurnSql } from "./store";
-import { startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
+import { claimDue, inboxAuthority, leaseHolder, receiverTurnSql } from "./store";
+import { leaseMs, startDelivery, type DeliveryOptions, type DeliveryWorker } from "./worker";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -480,6 +481,60 @@ describe("workers that stop", () => {
     await expect.poll(() => deliveredCu(sub.subscriptionId)).toEqual({ cu: 10n, requests: 1 });
   });
 
+  it("a worker frozen past its leases starts none of the messages it held when it wakes: handed back, they go out once each, under a live lease", async () => {
+    const options = { perHost: 1, concurrency: 3, timeoutMs: 400, leaseMarginMs: 200, retryScheduleMs: [50] };
+    const freezeMs = leaseMs(options.timeoutMs, options.leaseMarginMs) + 300;
+    const unleased: string[] = [];
+    const answered: string[] = [];
+    const r = await receiver((req, n, res) => {
+      const id = req.headers["webhook-id"] as string;
+      void (async () => {
+        // A message sent with its lease over may be another worker's by now.
+        const [row] = await db().$queryRaw<{ live: boolean }[]>`SELECT coalesce(leased_until > now(), false) AS live FROM webhook_messages WHERE id = ${id}`;
+        if (!row!.live) unleased.push(id);
+        if (n > 1) {
+          answered.push(id);
+          res.end("ok");
+          return;
+        }
+        // The process stops (as SIGSTOP stops it) past the leases, with the first attempt in
+        // flight and the two others waiting for it; that attempt gets no answer.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, freezeMs);
+        r.hang(req, n, res);
+      })();
+    });
+    const sub = await subscription(r.url);
+    const queued = await enqueue(sub.subscriptionId, 3);
+    worker(options);
+    for (const q of queued) expect(await settled(q.id)).toMatchObject({ status: "SUCCESS" });
+    expect(unleased).toEqual([]);
+    expect(answered.sort()).toEqual(queued.map((q) => q.id).sort());
+    // Only the attempt in flight as the process froze went out twice.
+    const frozen = r.received[0]!.headers["webhook-id"] as string;
+    expect(r.received.map((x) => x.headers["webhook-id"]).sort()).toEqual([...queued.map((q) => q.id), frozen].sort());
+  });
+
+  it("a worker whose cluster member is no longer live sends nothing more of what it holds, nor claims: another worker delivers it, once", async () => {
+    const member = await joinCluster({ role: "worker", heartbeatMs: 100 });
+    let answerFirst: (() => void) | undefined;
+    const r = await receiver((_req, n, res) => (n === 1 ? (answerFirst = () => res.end("ok")) : res.end("ok")));
+    const sub = await subscription(r.url);
+    const queued = await enqueue(sub.subscriptionId, 3);
+    worker({ perHost: 1, concurrency: 3, member });
+    await waitFor("the first attempt", async () => answerFirst !== undefined);
+    // Its heartbeat stops and its row goes, as when it is found stale: its leases count for no one.
+    await member.stop();
+    answerFirst!();
+    const first = r.received[0]!.headers["webhook-id"];
+    expect(await settled(first as string)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    const rest = queued.filter((q) => q.id !== first).map((q) => q.id);
+    const handedBack = async () => (await db().webhookMessage.count({ where: { id: { in: rest }, status: "PENDING", attempts: 0, leasedBy: null, nextAttemptAt: { lte: new Date() } } })) === rest.length;
+    await waitFor("the messages waiting to be handed back", handedBack, 5_000);
+    worker({ perHost: 1, concurrency: 3 });
+    for (const id of rest) expect(await settled(id)).toMatchObject({ status: "SUCCESS", attempts: 1 });
+    expect(r.received.map((x) => x.headers["webhook-id"]).sort()).toEqual(queued.map((q) => q.id).sort());
+  });
+
   it("a clean stop finishes the attempts in flight and records them", async () => {
     let release: (() => void) | undefined;
     const r = await receiver((_req, _n, res) => {
@@ -646,5 +701,30 @@ describe("leases", () => {
     });
     expect((await claimed).messages).toHaveLength(1);
     expect((await claim("a third")).messages).toEqual([]);
+  });
+
+  it("the leases of a worker whose cluster member is no longer live (stale or gone) stop counting against the receiver; a worker outside the cluster's count until they end", async () => {
+    const own = await createTestProject("Delivery dead holders", "ENTERPRISE");
+    const host = "127.0.0.1:11";
+    const sub = await createWebhook(own.projectId, ETH, { eventType: "BLOCK_PERIOD", description: "dead holder test", notification: { webhookUrl: `http://${host}/hooks` }, condition: { period: 1 } });
+    await enqueue(sub.subscriptionId, 10);
+    const claim = async (holder: string) => (await claimDue({ max: 3, perHost: 3, heldPerHost: 9, busy: new Map(), fullHosts: [], leaseMs: 60_000, holder, cursor: "", inboxAuthority: "blockgate.invalid", projectIds: [own.projectId] })).messages;
+    // No heartbeat of their own during the test: their rows say what the test makes them say.
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => joinCluster({ role: "worker", heartbeatMs: 600_000 })));
+    try {
+      expect(await claim(leaseHolder(a!.id))).toHaveLength(3);
+      // a is live: its round fills the receiver.
+      expect(await claim(leaseHolder(b!.id))).toEqual([]);
+      // a stopped beating a minute ago (killed, or frozen): b serves the receiver as if alone.
+      await db().$executeRaw`UPDATE cluster_members SET heartbeat_at = now() - interval '1 minute' WHERE id = ${a!.id}`;
+      expect(await claim(leaseHolder(b!.id))).toHaveLength(3);
+      // b's row is gone (swept): a worker outside the cluster finds room too.
+      await db().$executeRaw`DELETE FROM cluster_members WHERE id = ${b!.id}`;
+      expect(await claim(leaseHolder(undefined))).toHaveLength(3);
+      // Whose leases count until they end: the receiver is full for c.
+      expect(await claim(leaseHolder(c!.id))).toEqual([]);
+    } finally {
+      await Promise.all([a, b, c].map((m) => m!.stop()));
+    }
   });
 });

@@ -14,7 +14,10 @@
  * the attempt or hands the message back: what bounds the deliveries in flight to a receiver across
  * workers (claimSql; the rule is worker.ts's). A due retry's nextAttemptAt alone says nothing of
  * who holds it. Messages failed by another worker while one sends them (their subscription turned
- * off) keep that one's lease to its end: they may still be in flight.
+ * off) keep that one's lease to its end: they may still be in flight. The holder of a worker that
+ * runs in a cluster member names the member (leaseHolder): its leases count against their receiver
+ * only while the member is live, so a dead worker blocks its receivers for MEMBER_LIVE_MS at most,
+ * not for its leases' length (its messages themselves wait for their lease to end).
  *
  * The statements on the hot path (claim, release, success) go through node-postgres (rawPool())
  * rather than Prisma: one parsed and planned statement per batch, without the query compiler's
@@ -24,6 +27,9 @@
  * touches its message, then (separately) its subscription; a failure locks the subscription, then
  * its messages, as deleting a subscription does.
  */
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { MEMBER_LIVE_MS } from "@/lib/cluster/members";
 import { db, rawPool } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
 
@@ -75,7 +81,7 @@ export interface ClaimLimits {
   /** Receivers at heldPerHost: their messages are skipped. */
   fullHosts: readonly string[];
   leaseMs: number;
-  /** The claiming worker, unique in the cluster: its leases are in `busy`, those of any other holder count against the receiver. */
+  /** The claiming worker (leaseHolder): its leases are in `busy`, those of any other live holder count against the receiver. */
   holder: string;
   /** The subscription served last: the walk starts after it (see claimSql); "" at first. */
   cursor: string;
@@ -83,6 +89,17 @@ export interface ClaimLimits {
   inboxAuthority: string;
   /** Only these projects' messages (tests and benchmarks sharing a database); default all. */
   projectIds?: readonly string[];
+}
+
+/**
+ * A new lease holder, unique in the cluster: for a worker of cluster member `memberId`,
+ * `<memberId>/<worker>`, whose leases count while the member is live (webhook_receiver_leases reads
+ * the member's row); for one outside any (tests, benchmarks), its host and pid, without a `/`:
+ * its leases count until they end.
+ */
+export function leaseHolder(memberId: string | undefined): string {
+  const worker = randomBytes(6).toString("hex");
+  return memberId === undefined ? `${os.hostname()}:${process.pid}:${worker}` : `${memberId}/${worker}`;
 }
 
 /** Takes a receiver's turn to claim (an advisory lock until the transaction ends): see claimSql. */
@@ -122,7 +139,8 @@ export const CLAIM_WALK = 1000;
 // webhook_receiver_leases, a VOLATILE function whose query reads a snapshot taken as it runs (this
 // statement's, taken before the lock, could miss the leases of a claim that committed meanwhile).
 // Two claims therefore never both find room for the same slot. The lock is held until the claim
-// commits: claims of other receivers never wait for it.
+// commits: claims of other receivers never wait for it. A lease of a member's worker counts while
+// the member's heartbeat is at most MEMBER_LIVE_MS ($12) old.
 const claimSql = (filtered: boolean) => {
   // Each subscription's receiver and project; `wanted` of those, outside the unfiltered variant
   // (where $4 and $7 are empty and only referenced).
@@ -166,7 +184,7 @@ const claimSql = (filtered: boolean) => {
        SELECT h.host, ${receiverTurnSql("h.host")}::text AS turn
        FROM (SELECT DISTINCT host FROM ranked) h ORDER BY hashtext(h.host)
      ), others AS (
-       SELECT l.host, webhook_receiver_leases(l.host, $10) AS leases FROM locked l
+       SELECT l.host, webhook_receiver_leases(l.host, $10, $12) AS leases FROM locked l
      ), chosen AS (
        SELECT r.id, r.host, r.n FROM (SELECT r.*, row_number() OVER (PARTITION BY r.host ORDER BY r.round, r.n) AS rn FROM ranked r) r
        JOIN others o ON o.host = r.host
@@ -202,7 +220,7 @@ export async function claimDue(limits: ClaimLimits): Promise<{ messages: Claimed
   const hosts = [...limits.busy.keys()];
   const used = hosts.map((h) => limits.busy.get(h)!);
   const max = Math.min(limits.max, CLAIM_MAX);
-  const args = [max, hosts, used, [...limits.fullHosts], limits.heldPerHost, limits.leaseMs, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority, limits.holder, limits.perHost];
+  const args = [max, hosts, used, [...limits.fullHosts], limits.heldPerHost, limits.leaseMs, limits.projectIds ? [...limits.projectIds] : null, limits.cursor, limits.inboxAuthority, limits.holder, limits.perHost, MEMBER_LIVE_MS];
   const filtered = limits.fullHosts.length > 0 || limits.projectIds !== undefined;
   const { rows } = await rawPool().query<ClaimedMessage & { place: number | null; walkedTo: string | null }>({
     name: filtered ? "webhook-claim-filtered" : "webhook-claim",

@@ -18,8 +18,13 @@
  *   shared only once its holder holds less than a round, until one of the holders runs dry. No
  *   Redis: a semaphore there would be a second record of what the leases say, with a guessed share
  *   per process while Redis is away, and a round trip per delivery; the claim stays one
- *   statement. A worker that dies keeps its host's room until its leases end (its attempts may
- *   still be in flight, for all anyone knows).
+ *   statement. A worker that dies keeps its host's room until its cluster member is seen dead
+ *   (MEMBER_LIVE_MS after its last heartbeat), or, outside a cluster member, until its leases end.
+ * - A worker starts an attempt only while, by its own monotonic clock, the message's lease leaves
+ *   room for the whole attempt, and its member stayed live since the claim (so its leases counted
+ *   all along: lib/cluster/members.ts liveSince); it claims only while live. Otherwise it hands the
+ *   message back. A process frozen (SIGSTOP, a stalled VM) and woken up therefore sends nothing it
+ *   held: another worker may have taken those messages over, or filled their hosts meanwhile.
  * - Within a receiver, subscriptions take turns: claims walk the subscriptions round robin
  *   (lib/webhooks/delivery/store.ts claimSql), and a host's claimed messages wait per subscription
  *   and are sent one subscription after the other, so a fresh message of a quiet subscription goes
@@ -39,11 +44,11 @@
  * - stop() finishes the attempts in flight (each bounded by the timeout); stop({ abandon: true })
  *   gives them up unrecorded, as a crash would: their messages come back when their lease ends.
  */
-import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { setImmediate } from "node:timers/promises";
+import type { ClusterMembership } from "@/lib/cluster/members";
 import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
@@ -63,6 +68,7 @@ import {
   claimDue,
   failUnsent,
   inboxAuthority,
+  leaseHolder,
   recordFailure as writeFailure,
   recordSuccesses,
   releaseClaims,
@@ -91,6 +97,7 @@ export const LEASE_MARGIN_MS = 30_000;
  * deadline covers the whole attempt: lib/webhooks/delivery/send.ts). So its attempt is over within
  * HELD_ROUNDS × timeoutMs of the claim, and recorded within the margin after that: the lease
  * ends later, and no other worker claims the message while its attempt may still be in flight.
+ * Should its turn come later all the same (the process was frozen), it is handed back (Delivery.startable).
  */
 export function leaseMs(timeoutMs: number, marginMs: number): number {
   return HELD_ROUNDS * timeoutMs + marginMs;
@@ -134,6 +141,11 @@ export interface DeliveryOptions {
   projectIds?: readonly string[];
   /** Default: lib/webhooks/url-guard.ts resolveDeliveryTarget with the configured policy. */
   resolve?: (url: string) => Promise<DeliveryTarget>;
+  /**
+   * The cluster member this worker runs in (lib/runtime.ts): its leases count against their
+   * receivers while the member is live. Without one (tests, benchmarks) they count until they end.
+   */
+  member?: Pick<ClusterMembership, "id" | "liveSince">;
 }
 
 export interface DeliveryWorker {
@@ -145,7 +157,7 @@ export interface DeliveryWorker {
   stop(options?: { abandon?: boolean }): Promise<void>;
 }
 
-function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds"> {
+function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds" | "member"> {
   const env = getEnv();
   return {
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -233,15 +245,22 @@ class Delivery {
   private readonly successes = new SuccessRecorder();
   private readonly signingKeys = new SigningKeys();
   private readonly inboxes = inboxAuthority(getEnv().PUBLIC_URL);
-  /** The leases' holder: unique in the cluster, and for this worker alone (a process may run several; one that restarts is another). */
-  private readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(6).toString("hex")}`;
+  /** The leases' holder: for this worker alone (a process may run several; one that restarts is another). */
+  private readonly holder: string;
+  private readonly leaseMs: number;
 
   constructor(private readonly o: DeliveryOptions) {
     this.perHost = Math.min(o.perHost, o.concurrency);
     this.client = new DeliveryClient(this.perHost, o.resolve);
+    this.holder = leaseHolder(o.member?.id);
+    this.leaseMs = leaseMs(o.timeoutMs, o.leaseMarginMs);
     // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
     setMaxListeners(o.concurrency + 10, this.abandon.signal);
-    this.state = new DeliveryState(this.perHost, (m, answered) => this.deliver(m, answered));
+    this.state = new DeliveryState(this.perHost, {
+      deliver: (m, answered) => this.deliver(m, answered),
+      startable: (claimedAt) => this.startable(claimedAt),
+      handBack: (messages) => this.handBack(messages),
+    });
   }
 
   /** Attempts in flight (sending, or recording what the receiver answered). */
@@ -271,7 +290,8 @@ class Delivery {
       return 0;
     }
     const endedBefore = this.state.claimStarts();
-    const claimed = await this.claim(free);
+    // Not live, its leases would not count: what it claimed it could not send.
+    const claimed = this.o.member && !this.o.member.liveSince(performance.now()) ? 0 : await this.claim(free);
     if (claimed >= Math.min(free, CLAIM_MAX)) return 0;
     await this.state.waitForNews(endedBefore, Math.ceil(this.perHost / 2), this.o.pollMs, signal);
     await setImmediate();
@@ -286,13 +306,14 @@ class Delivery {
    */
   private async claim(free: number): Promise<number> {
     const { busy, fullHosts } = this.state.held(HELD_ROUNDS * this.perHost);
+    const claimedAt = performance.now();
     const claim = await claimDue({
       max: free,
       perHost: this.perHost,
       heldPerHost: HELD_ROUNDS * this.perHost,
       busy,
       fullHosts,
-      leaseMs: leaseMs(this.o.timeoutMs, this.o.leaseMarginMs),
+      leaseMs: this.leaseMs,
       holder: this.holder,
       cursor: this.state.cursor,
       inboxAuthority: this.inboxes,
@@ -301,8 +322,34 @@ class Delivery {
     this.state.cursor = claim.cursor;
     const claimed = claim.messages;
     await failUnsent(claimed.filter((m) => !m.isActive && !m.test));
-    this.state.dispatch(claimed.filter((m) => m.isActive || m.test));
+    this.state.dispatch(claimed.filter((m) => m.isActive || m.test), claimedAt);
     return claimed.length;
+  }
+
+  /**
+   * Whether a message claimed at `claimedAt` (performance.now() as the claim began: its lease, on
+   * the database's clock, began later) may be sent now: its attempt, bounded by the timeout, ends
+   * with half the margin of its lease left to record it, and this worker's member stayed live
+   * since the claim. A message waits at most HELD_ROUNDS - 1 attempts (leaseMs), so only a process
+   * frozen, or a member seen dead, meanwhile finds one that may not.
+   */
+  private startable(claimedAt: number): boolean {
+    const startBy = claimedAt + this.leaseMs - this.o.leaseMarginMs / 2 - this.o.timeoutMs;
+    return performance.now() <= startBy && (this.o.member?.liveSince(claimedAt) ?? true);
+  }
+
+  /** Messages it may no longer send (startable): handed back. Never rejects. */
+  private handBack(messages: readonly ClaimedMessage[]): Promise<void> {
+    this.o.logger.warn(
+      { messages: messages.length },
+      "handing back claimed webhook messages not sent in time: their lease ran out while they waited, or this process was not seen live meanwhile (was it frozen, or its event loop blocked?)",
+    );
+    return this.release(messages);
+  }
+
+  /** Claimed messages it will not send: due again at once, for any worker. Never rejects. */
+  private async release(messages: readonly ClaimedMessage[]): Promise<void> {
+    await releaseClaims(messages).catch((e: unknown) => this.o.logger.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
   }
 
   /**
@@ -395,21 +442,36 @@ class Delivery {
   async stop(abandon: boolean): Promise<void> {
     const queued = this.state.stop();
     if (abandon) this.abandon.abort();
-    else {
-      // Claimed but not started: due again at once, for another worker.
-      await releaseClaims(queued).catch((e: unknown) => this.o.logger.warn(`could not hand back claimed webhook messages; they are retried when their lease ends: ${errorMessage(e)}`));
-    }
+    // Claimed but not started: due again at once, for another worker.
+    else await this.release(queued);
     await this.state.settled();
     await this.client.close();
   }
+}
+
+/** What DeliveryState calls on: the phases of a delivery it starts, and the rule of when it may. */
+interface DeliverySteps {
+  /** Never rejects; calls `answered` once the receiver's part is over. */
+  deliver(m: ClaimedMessage, answered: () => void): Promise<void>;
+  /** Whether a message claimed at `claimedAt` (performance.now()) may be sent now. */
+  startable(claimedAt: number): boolean;
+  /** Gives up messages that may not (handed back); never rejects. */
+  handBack(messages: readonly ClaimedMessage[]): Promise<void>;
+}
+
+/** A claimed message waiting for its turn, and when its claim began (performance.now()). */
+interface Waiting {
+  m: ClaimedMessage;
+  claimedAt: number;
 }
 
 /**
  * What a delivery worker holds between its steps, changed only here: per receiver host, the
  * deliveries waiting for its answer (at most perHost) and the claimed messages waiting for one of
  * those to end (at most (HELD_ROUNDS - 1) × perHost more: the next round is at hand without a
- * claim, and waits at most that many attempts, which the lease covers); the attempts in flight
- * (until recorded); and what the next claim needs (where its walk starts, when to make it).
+ * claim, and waits at most that many attempts, which the lease covers; one whose turn comes too
+ * late all the same is handed back); the attempts in flight (until recorded); and what the next
+ * claim needs (where its walk starts, when to make it).
  */
 class DeliveryState {
   /** Where the next claim's walk over subscriptions starts (claimDue). */
@@ -418,6 +480,9 @@ class DeliveryState {
   /** Claimed messages waiting in the hosts' queues. */
   private queued = 0;
   private readonly running = new Set<Promise<void>>();
+  /** Messages found not startable in this turn of the event loop, handed back together at its end. */
+  private late: ClaimedMessage[] = [];
+  private readonly handingBack = new Set<Promise<void>>();
   /** Deliveries ended so far (their receiver answered or the attempt gave up). */
   private ended = 0;
   /** The outbox announced due messages since the last claim began. */
@@ -426,10 +491,9 @@ class DeliveryState {
   /** Wakes the step waiting for a slot (waitForSlot), if one is. */
   private slotFreed: (() => void) | undefined;
 
-  /** `deliver` never rejects; it calls `answered` once the receiver's part is over. */
   constructor(
     private readonly perHost: number,
-    private readonly deliver: (m: ClaimedMessage, answered: () => void) => Promise<void>,
+    private readonly steps: DeliverySteps,
   ) {}
 
   /** Attempts in flight (sending, or recording what the receiver answered). */
@@ -460,21 +524,36 @@ class DeliveryState {
     this.slotFreed?.();
   }
 
-  /** Queues a claim's messages on their hosts, then sends what the hosts' free slots allow, round robin. */
-  dispatch(claimed: readonly ClaimedMessage[]): void {
+  /** Queues the messages of a claim begun at `claimedAt` on their hosts, then sends what the hosts' free slots allow, round robin. */
+  dispatch(claimed: readonly ClaimedMessage[], claimedAt: number): void {
     for (const m of claimed) {
       let host = this.hosts.get(m.host);
       if (!host) this.hosts.set(m.host, (host = new HostQueue()));
-      host.push(m);
+      host.push({ m, claimedAt });
       this.queued++;
     }
     if (this.stopping) return;
     for (const host of new Set(claimed.map((m) => this.hosts.get(m.host)!))) {
       while (host.sending < this.perHost && host.waiting > 0) {
-        this.queued--;
-        this.start(host.shift()!);
+        const next = this.next(host);
+        if (next) this.start(next);
       }
     }
+  }
+
+  /** The host's next message to send, if any; those before it that may no longer be sent are handed back. */
+  private next(host: HostQueue): ClaimedMessage | undefined {
+    for (let w = host.shift(); w; w = host.shift()) {
+      this.queued--;
+      if (this.steps.startable(w.claimedAt)) return w.m;
+      if (this.late.push(w.m) === 1) queueMicrotask(() => this.handBackLate());
+    }
+    return undefined;
+  }
+
+  private handBackLate(): void {
+    const handing = this.steps.handBack(this.late.splice(0)).finally(() => this.handingBack.delete(handing));
+    this.handingBack.add(handing);
   }
 
   private start(m: ClaimedMessage): void {
@@ -487,14 +566,12 @@ class DeliveryState {
       answered = true;
       this.ended++;
       host.sending--;
-      const next = host.shift();
-      if (next) {
-        this.queued--;
-        this.start(next);
-      } else if (host.sending === 0) this.hosts.delete(m.host);
+      const next = this.next(host);
+      if (next) this.start(next);
+      else if (host.sending === 0) this.hosts.delete(m.host);
       this.slotFreed?.();
     };
-    const running: Promise<void> = this.deliver(m, releaseHost).finally(() => {
+    const running: Promise<void> = this.steps.deliver(m, releaseHost).finally(() => {
       releaseHost();
       this.running.delete(running);
       this.slotFreed?.();
@@ -529,14 +606,14 @@ class DeliveryState {
   stop(): ClaimedMessage[] {
     this.stopping = true;
     const out: ClaimedMessage[] = [];
-    for (const host of this.hosts.values()) out.push(...host.drain());
+    for (const host of this.hosts.values()) out.push(...host.drain().map((w) => w.m));
     this.queued = 0;
     return out;
   }
 
-  /** Resolves once no attempt is in flight. */
+  /** Resolves once no attempt is in flight, nor any message being handed back. */
   async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running]);
+    while (this.running.size + this.handingBack.size > 0) await Promise.all([...this.running, ...this.handingBack]);
   }
 }
 
@@ -549,16 +626,16 @@ class HostQueue {
   sending = 0;
   waiting = 0;
   /** Insertion order is the turn order: a subscription served goes to the back. */
-  private subscriptions = new Map<string, ClaimedMessage[]>();
+  private subscriptions = new Map<string, Waiting[]>();
 
-  push(m: ClaimedMessage): void {
-    const queue = this.subscriptions.get(m.subscriptionId);
-    if (queue) queue.push(m);
-    else this.subscriptions.set(m.subscriptionId, [m]);
+  push(w: Waiting): void {
+    const queue = this.subscriptions.get(w.m.subscriptionId);
+    if (queue) queue.push(w);
+    else this.subscriptions.set(w.m.subscriptionId, [w]);
     this.waiting++;
   }
 
-  shift(): ClaimedMessage | undefined {
+  shift(): Waiting | undefined {
     const first = this.subscriptions.entries().next();
     if (first.done) return undefined;
     const [id, queue] = first.value;
@@ -569,7 +646,7 @@ class HostQueue {
     return m;
   }
 
-  drain(): ClaimedMessage[] {
+  drain(): Waiting[] {
     const all = [...this.subscriptions.values()].flat();
     this.subscriptions.clear();
     this.waiting = 0;
