@@ -15,6 +15,7 @@ import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
 import { startHttpServer, startWaitingServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
+import { startTracing, stopTracing } from "@/lib/tracing";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
 
@@ -52,12 +53,15 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
  * for), the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
  * chain followers, webhook delivery). Builds the process's services (lib/services.ts) once and hands
  * them to what it starts; installs them for the code Next.js runs, which cannot be handed them.
- * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
+ * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL,
+ * send the last spans (when tracing: lib/tracing.ts, started before everything else).
  * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.logger ?? componentLogger("runtime");
   const env = options.env ?? loadEnv();
+  // First, so that everything started below is traced (OTEL_EXPORTER_OTLP_ENDPOINT; off: nothing loaded).
+  await startTracing(env);
   const database = await ensureDatabase({ log: (m) => log.info({ component: "embedded-postgres" }, m) });
   setDatabaseUrl(database.url);
 
@@ -84,7 +88,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       await nextApp?.close().catch(() => undefined);
       await disconnectDb();
     } finally {
-      await database.stop();
+      // The tracing SDK last: it sends the spans of the shutdown too.
+      await database.stop().finally(stopTracing);
     }
   };
   try {
