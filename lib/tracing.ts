@@ -19,6 +19,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -29,8 +30,10 @@ import {
   type Context,
   type Link,
   type Span,
+  type Tracer,
 } from "@opentelemetry/api";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { version } from "@/package.json";
 import { perProcess } from "@/lib/per-process";
 
@@ -45,11 +48,9 @@ export interface TracingSettings {
 
 // Per process (lib/per-process.ts): Next.js bundles this module apart, and its code (the console
 // queueing test messages, replays) must see tracing on as the custom server turned it.
-const state = perProcess("tracing", (): { on: boolean; stop?: () => Promise<void> } => ({ on: false }));
-
-const tracer = trace.getTracer("blockgate", version);
+const state = perProcess("tracing", (): { on: boolean; tracer: Tracer; stop?: () => Promise<void>; pg?: PgInstrumentation } => ({ on: false, tracer: trace.getTracer("blockgate") }));
 /** What the helpers hand a callback while tracing is off: records nothing. */
-const NO_SPAN = trace.wrapSpanContext({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 });
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Whether this process records spans (OTEL_EXPORTER_OTLP_ENDPOINT set, startTracing done). */
 export function tracingOn(): boolean {
@@ -86,18 +87,27 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` }))],
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
-  // Queries outside a span (pollers, heartbeats, claims) would each be a trace of their own.
-  registerInstrumentations({ tracerProvider: provider, instrumentations: [new PgInstrumentation({ requireParentSpan: true })] });
-  // pg is loaded before this runs (the server's bundle imports it, and Prisma's adapter, at its top,
-  // through ES imports the instrumentation's require hook never sees). A require after the hook is
-  // in place hands it pg's loaded exports, and it patches Client and Pool there, in place: every
-  // holder of them, Prisma's adapter and our raw pools included, is then traced.
-  const load = createRequire(import.meta.url);
-  load("pg");
-  load("pg-pool");
+  state.tracer = provider.getTracer("blockgate", version);
+  if (state.pg) {
+    // Started again in this process (tests): pg's classes are hooked already; patched again for this provider.
+    state.pg.setTracerProvider(provider);
+    state.pg.enable();
+  } else {
+    // Queries outside a span (pollers, heartbeats, claims) would each be a trace of their own.
+    state.pg = new PgInstrumentation({ requireParentSpan: true });
+    registerInstrumentations({ tracerProvider: provider, instrumentations: [state.pg] });
+    // pg is loaded before this runs (the server's bundle imports it, and Prisma's adapter, at its
+    // top, through ES imports the instrumentation's require hook never sees). A require after the
+    // hook is in place hands it pg's loaded exports, and it patches Client and Pool there, in place:
+    // every holder of them, Prisma's adapter and our raw pools included, is then traced.
+    const load = createRequire(import.meta.url);
+    load("pg");
+    load("pg-pool");
+  }
   state.on = true;
   state.stop = async () => {
     state.on = false;
+    state.pg?.disable();
     await provider.shutdown();
     trace.disable();
     propagation.disable();
@@ -120,7 +130,7 @@ export async function stopTracing(): Promise<void> {
 export function withSpan<T>(name: string, attributes: Attributes | (() => Attributes), fn: (span: Span) => T, options: { kind?: SpanKind; links?: () => Link[] } = {}): T {
   if (!state.on) return fn(NO_SPAN);
   const start = { kind: options.kind ?? SpanKind.INTERNAL, attributes: typeof attributes === "function" ? attributes() : attributes, links: options.links?.() };
-  return tracer.startActiveSpan(name, start, (span) => {
+  return state.tracer.startActiveSpan(name, start, (span) => {
     const failed = (e: unknown) => {
       span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
       span.end();
@@ -154,7 +164,7 @@ export function withSpan<T>(name: string, attributes: Attributes | (() => Attrib
  */
 export function markSpan(name: string, kind: SpanKind, attributes: Attributes): string | null {
   if (!state.on) return null;
-  const span = tracer.startSpan(name, { kind, attributes });
+  const span = state.tracer.startSpan(name, { kind, attributes });
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   span.end();
@@ -201,7 +211,7 @@ export function annotate(key: string, value: AttributeValue): void {
 export function serveInSpan(req: IncomingMessage, res: ServerResponse, name: string, attributes: Attributes, serve: () => void): void {
   if (!state.on) return serve();
   const caller = propagation.extract(ROOT_CONTEXT, req.headers);
-  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method ?? "GET", ...attributes } }, caller);
+  const span = state.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method ?? "GET", ...attributes } }, caller);
   res.once("close", () => {
     span.setAttribute("http.response.status_code", res.statusCode);
     if (!res.writableFinished) span.setStatus({ code: SpanStatusCode.ERROR, message: "the connection closed before the answer was sent" });
@@ -217,7 +227,7 @@ export function serveInSpan(req: IncomingMessage, res: ServerResponse, name: str
  */
 export function startClientSpan(name: string, attributes: Attributes, links?: Link[]): Span | undefined {
   if (!state.on || trace.getActiveSpan() === undefined) return undefined;
-  return tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes, links });
+  return state.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes, links });
 }
 
 /** `headers` with the W3C trace headers of `span` (the request it stands for continues its trace). */
