@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { networkBySlug, type Network } from "@/lib/networks";
@@ -17,7 +17,7 @@ import { addTestNetworks, connectTestDatabase, createTestProject } from "@/lib/t
 import { freePort } from "@/lib/testing/ports";
 import { startDelivery, type DeliveryWorker } from "@/lib/webhooks/delivery/worker";
 import { startWebhookEngine, type WebhookEngine } from "@/lib/webhooks/engine/follower";
-import { markSpan, SpanKind, startTracing, tracingOn, withSpan } from "./tracing";
+import { markSpan, SpanKind, startTracing, stopTracing, tracingOn, withSpan } from "./tracing";
 
 /** Whether any of the OpenTelemetry SDK's modules (not the API's) is loaded in this process. */
 const sdkLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => /[\\/]@opentelemetry[\\/](sdk-trace|exporter-|instrumentation|resources|core)/.test(f));
@@ -240,5 +240,27 @@ describe("traces sent to an OTLP/HTTP collector", () => {
 
     // The receiver's URL path (a token here) is never sent.
     expect(collected.bodies.join("\n")).not.toContain(token);
+  });
+});
+
+describe("started again in one process (a test that starts a second service)", () => {
+  it("records again, its queries included", async () => {
+    await connectTestDatabase();
+    const bodies: string[] = [];
+    const collector = await listen(async (_headers, body) => {
+      bodies.push(body);
+      return { status: 200, body: "{}" };
+    });
+    try {
+      await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: "blockgate-again", ROLE: "all" });
+      await withSpan("again", {}, () => rawPool().query("SELECT 'traced again' AS again"));
+    } finally {
+      await stopTracing();
+      await new Promise<void>((resolve) => collector.server.close(() => resolve()));
+      await disconnectDb();
+    }
+    const sent = bodies.join("\n");
+    expect(sent).toContain('"name":"again"');
+    expect(sent).toContain("traced again");
   });
 });
