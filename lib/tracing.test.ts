@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { resetEnv } from "@/lib/env";
 import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
+import { EvmUpstream } from "@/lib/evm/upstream";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { startService, type Service } from "@/lib/runtime";
 import { addTestNetworks, connectTestDatabase, createTestProject } from "@/lib/testing/harness";
@@ -85,6 +86,7 @@ const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 const spansOf = (traceId: string) => collected.spans.filter((s) => s.traceId === traceId);
 const servers: Server[] = [];
 let receiverUrl: string;
+let upstreamUrl: string;
 let anvil: BareAnvil;
 let service: Service;
 let engine: WebhookEngine;
@@ -129,6 +131,7 @@ describe("traces sent to an OTLP/HTTP collector", () => {
     });
     servers.push(collector.server, proxy.server, receiver.server);
     receiverUrl = receiver.url;
+    upstreamUrl = proxy.url;
     addTestNetworks({ ...NETWORK, source: { kind: "upstream", urls: [proxy.url] } });
     project = await createTestProject("Traces", "DEVELOPER");
     Object.assign(process.env, {
@@ -206,6 +209,37 @@ describe("traces sent to an OTLP/HTTP collector", () => {
     // Sent as OTLP JSON, and nothing sent names the key the call carried in its path.
     expect([...collected.contentTypes]).toEqual(["application/json"]);
     expect(collected.bodies.join("\n")).not.toContain(project.apiKey);
+  });
+
+  it("show a batch's members: a caller's JSON-RPC batch lists its methods, and single calls of callers batched together link to each caller", async () => {
+    const traceId = hex(16);
+    const res = await fetch(`${service.url}/node/${NETWORK.slug}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": project.apiKey, traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: JSON.stringify(["eth_getBalance", "eth_getTransactionCount"].map((method, id) => ({ jsonrpc: "2.0", id, method, params: ["0x000000000000000000000000000000000000dEaD", "latest"] }))),
+    });
+    expect(res.status).toBe(200);
+    const server = await waitFor("the gateway's span", () => spansOf(traceId).find((s) => s.kind === KIND.server));
+    const batch = await waitFor("the batch's span", () => spansOf(traceId).find((s) => s.kind === KIND.client && s.attributes["blockgate.rpc.batch_size"] === 2));
+    expect(batch.parentSpanId).toBe(server.spanId);
+    expect(batch.attributes["blockgate.rpc.methods"]).toEqual(["eth_getBalance", "eth_getTransactionCount"]);
+
+    // The first call goes alone; the two made while it is on its way go together, as one batch.
+    const upstream = new EvmUpstream([upstreamUrl], { network: NETWORK.slug, batchMax: 50 });
+    const callers: Record<string, { traceId: string; spanId: string }> = {};
+    await Promise.all(
+      ["first", "second", "third"].map((name) =>
+        withSpan(name, {}, (span) => {
+          callers[name] = span.spanContext();
+          return upstream.call("eth_blockNumber", []);
+        }),
+      ),
+    );
+    await upstream.close();
+    const together = await waitFor("the callers' batch's span", () => spansOf(callers.second!.traceId).find((s) => s.kind === KIND.client && s.attributes["blockgate.rpc.batch_size"] === 2));
+    expect(together.parentSpanId).toBe(callers.second!.spanId);
+    expect(together.links).toEqual([expect.objectContaining({ traceId: callers.third!.traceId, spanId: callers.third!.spanId })]);
+    expect(spansOf(callers.first!.traceId).find((s) => s.kind === KIND.client)?.attributes["rpc.method"]).toBe("eth_blockNumber");
   });
 
   it("follow a webhook message from the block that made it to its delivery, the attempt linked to the span that queued it by the message id", async () => {
