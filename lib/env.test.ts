@@ -143,6 +143,20 @@ describe("configuration", () => {
     for (const bad of ["0", "65536", "metrics"]) expect(() => parseEnv({ DATA_DIR: tmp(), WORKER_HTTP_PORT: bad }), bad).toThrow(/WORKER_HTTP_PORT/);
   });
 
+  it("reads OTEL_EXPORTER_OTLP_ENDPOINT as an http(s) URL (unset: no traces) and OTEL_SERVICE_NAME (default blockgate)", () => {
+    const plain = parseEnv({ DATA_DIR: tmp() });
+    expect(plain.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(plain.OTEL_SERVICE_NAME).toBe("blockgate");
+    expect(parseEnv({ DATA_DIR: tmp(), OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_SERVICE_NAME: " " }).OTEL_SERVICE_NAME).toBe("blockgate");
+    expect(parseEnv({ DATA_DIR: tmp(), OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "bg-eu" })).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_SERVICE_NAME: "bg-eu",
+    });
+    for (const bad of ["collector:4318", "grpc://collector:4317"]) {
+      expect(() => parseEnv({ DATA_DIR: tmp(), OTEL_EXPORTER_OTLP_ENDPOINT: bad }), bad).toThrow(/^Invalid configuration:\n {2}OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/);
+    }
+  });
+
   it("reads EMBEDDED_PG_PORT as a port (unset: chosen by the embedded cluster) and DATA_DIR (default .data)", () => {
     const env = parseEnv({ DATA_DIR: tmp() });
     expect(env.EMBEDDED_PG_PORT).toBeUndefined();

@@ -209,6 +209,16 @@ const schema = z.object({
       .transform(BigInt)
       .optional(),
   ),
+  /**
+   * An OpenTelemetry collector's OTLP/HTTP base URL: spans go to <it>/v1/traces (lib/tracing.ts).
+   * Unset: no traces, and the tracing SDK is not loaded.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL (the collector's OTLP/HTTP base, such as http://localhost:4318)" }).optional(),
+  ),
+  /** The service.name of this process's spans. */
+  OTEL_SERVICE_NAME: z.preprocess(emptyAsUndefined, z.string().trim().min(1).max(200).default("blockgate")),
   /** Start-up failures print their stack trace. */
   DEBUG: flag,
   /** Migration commands print the schema engine's own messages. */

@@ -15,6 +15,7 @@ import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
 import { startHttpServer, startWaitingServer, startWorkerHttpServer, type NextHandler, type RunningServer, type SmallServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
+import { startTracing, stopTracing } from "@/lib/tracing";
 import { startWebhookEngine } from "@/lib/webhooks/engine/follower";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
 
@@ -66,11 +67,14 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
  * installs them for the code Next.js runs, which cannot be handed them. GET /readyz answers 200 once
  * all of it runs. stop() shuts down in order: /readyz 503 and DRAIN_MS more of serving, stop taking
  * requests, flush usage, stop workers, close the database, stop PostgreSQL. A start-up that fails
- * half-way (the port is taken, say) shuts down what it started the same way.
+ * half-way (the port is taken, say) shuts down what it started the same way. Tracing
+ * (lib/tracing.ts) starts before everything else and sends the last spans after everything stopped.
  */
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const log = options.logger ?? componentLogger("runtime");
   const env = options.env ?? loadEnv();
+  // First, so that everything started below is traced (OTEL_EXPORTER_OTLP_ENDPOINT; off: nothing loaded).
+  await startTracing(env);
   const database = await ensureDatabase({ log: (m) => log.info({ component: "embedded-postgres" }, m) });
   setDatabaseUrl(database.url);
 
@@ -102,7 +106,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       await workerHttp?.close();
       await disconnectDb();
     } finally {
-      await database.stop();
+      // The tracing SDK last: it sends the spans of the shutdown too.
+      await database.stop().finally(stopTracing);
     }
   };
   try {

@@ -5,7 +5,8 @@
  */
 import { objectItems, objectSpan } from "@/lib/jsonrpc/scan";
 import { componentLogger, type Logger } from "@/lib/log";
-import { NodeFailure, parseJson, UpstreamPool, UpstreamUnavailable, type PoolOptions, type UpstreamResponse } from "@/lib/upstream/pool";
+import { activeContext, linksToContexts, tracingOn, type Context } from "@/lib/tracing";
+import { NodeFailure, parseJson, UpstreamPool, UpstreamUnavailable, type PoolOptions, type UpstreamRequest, type UpstreamResponse } from "@/lib/upstream/pool";
 
 export { UpstreamUnavailable };
 
@@ -15,6 +16,7 @@ const BATCH_REFUSED_FOR_MS = 10 * 60_000;
 
 const CHAIN_ID_REQUEST = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] });
 const JSON_HEADERS = { "content-type": "application/json", accept: "application/json" };
+const CHAIN_ID_TRACE = { attributes: { "rpc.system.name": "jsonrpc", "rpc.method": "eth_chainId" } };
 
 /**
  * A JSON-RPC response or batch of them, as far as a pass-through needs to know. Some nodes answer
@@ -147,7 +149,7 @@ function byOurIds(answers: readonly NodeAnswer[], calls: number): Array<NodeAnsw
 function chainCheck(chainId: number | string): NonNullable<PoolOptions["verify"]> {
   const expected = BigInt(chainId);
   return async (ask) => {
-    const answer = jsonRpcAnswer(await ask({ method: "POST", headers: JSON_HEADERS, body: CHAIN_ID_REQUEST })) as { result?: unknown };
+    const answer = jsonRpcAnswer(await ask({ method: "POST", headers: JSON_HEADERS, body: CHAIN_ID_REQUEST, trace: CHAIN_ID_TRACE })) as { result?: unknown };
     if (typeof answer.result !== "string" || !/^0x[0-9a-fA-F]+$/.test(answer.result)) return "unknown";
     const served = BigInt(answer.result);
     return served === expected ? "ok" : { leftOut: `it serves chain ${served}, not ${chainId}` };
@@ -157,11 +159,29 @@ function chainCheck(chainId: number | string): NonNullable<PoolOptions["verify"]
 export interface Call {
   method: string;
   params: unknown;
+  /** The caller's trace, when it is not the active one (a single read sent in a batch with others'; tracing on). */
+  context?: Context;
 }
 
 interface Waiting extends Call {
   resolve: (answer: NodeAnswer | undefined) => void;
   reject: (e: unknown) => void;
+}
+
+/**
+ * What the client span of a request carrying `calls` says of them: the JSON-RPC methods in the
+ * order sent (a batch's members), and links to the traces of the callers they came from.
+ */
+function rpcTrace(calls: readonly Call[]): UpstreamRequest["trace"] {
+  return {
+    attributes: {
+      "rpc.system.name": "jsonrpc",
+      ...(calls.length === 1 ? { "rpc.method": calls[0]!.method } : {}),
+      "blockgate.rpc.methods": calls.map((c) => c.method),
+      "blockgate.rpc.batch_size": calls.length,
+    },
+    links: linksToContexts(calls.map((c) => c.context)),
+  };
 }
 
 export class EvmUpstream {
@@ -191,14 +211,17 @@ export class EvmUpstream {
     });
   }
 
-  /** POSTs a JSON-RPC body and returns the node's JSON-RPC answer, parsed. A write (`retryable: false`) is sent again only when it never left. */
-  async send(body: string, opts: { retryable: boolean }): Promise<unknown> {
-    return this.post(body, opts.retryable, jsonRpcAnswer);
+  /**
+   * POSTs a JSON-RPC body and returns the node's JSON-RPC answer, parsed. A write (`retryable: false`)
+   * is sent again only when it never left. `method`: the body's, for its trace.
+   */
+  async send(body: string, opts: { retryable: boolean; method?: string }): Promise<unknown> {
+    return this.post(body, opts.retryable, jsonRpcAnswer, tracingOn() && opts.method !== undefined ? rpcTrace([{ method: opts.method, params: undefined }]) : undefined);
   }
 
-  private async post<T>(body: string, retryable: boolean, check: (response: UpstreamResponse) => T): Promise<T> {
+  private async post<T>(body: string, retryable: boolean, check: (response: UpstreamResponse) => T, trace?: UpstreamRequest["trace"]): Promise<T> {
     try {
-      return await this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable, check });
+      return await this.pool.call({ method: "POST", headers: JSON_HEADERS, body, retryable, check, trace });
     } catch (e) {
       if (e instanceof UpstreamUnavailable) this.onUnavailable?.();
       throw e;
@@ -213,7 +236,7 @@ export class EvmUpstream {
     const batch = calls.length > 1;
     const requests = calls.map((c, i) => ({ jsonrpc: "2.0", id: i, method: c.method, params: c.params }));
     const body = JSON.stringify(batch ? requests : requests[0]);
-    return this.post(body, opts.retryable, (response) => readReply(response, calls.length, batch, opts.refusable ?? false));
+    return this.post(body, opts.retryable, (response) => readReply(response, calls.length, batch, opts.refusable ?? false), tracingOn() ? rpcTrace(calls) : undefined);
   }
 
   /**
@@ -229,7 +252,7 @@ export class EvmUpstream {
   call(method: string, params: unknown): Promise<NodeAnswer | undefined> {
     if (this.batchMax <= 1 || (this.inFlight === 0 && this.waiting.length === 0) || performance.now() < this.batchRefusedUntil) return this.alone({ method, params });
     return new Promise((resolve, reject) => {
-      if (this.waiting.push({ method, params, resolve, reject }) === 1) setImmediate(() => this.sendWaiting());
+      if (this.waiting.push({ method, params, resolve, reject, context: activeContext() }) === 1) setImmediate(() => this.sendWaiting());
     });
   }
 

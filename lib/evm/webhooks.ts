@@ -283,7 +283,7 @@ export class EvmChainSource implements ChainSource {
     let answer: { result?: unknown; error?: { code?: number; message?: string } };
     try {
       const pool = await this.upstream();
-      answer = (await pool.send(JSON.stringify({ jsonrpc: "2.0", id: this.nextId++, method, params }), { retryable: true })) as typeof answer;
+      answer = (await pool.send(JSON.stringify({ jsonrpc: "2.0", id: this.nextId++, method, params }), { retryable: true, method })) as typeof answer;
     } catch (e) {
       if (e instanceof UpstreamUnavailable || e instanceof NoBackend) throw new ChainSourceError(`${method}: ${e.message}`, { cause: e });
       throw e;

@@ -9,6 +9,7 @@ import { services } from "@/lib/services";
 import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { SharedBuckets, type SharedLimits } from "@/lib/limits/shared";
 import { retryAfterSeconds, type BucketLimit } from "@/lib/rate-limit";
+import { annotate, serveInSpan, tracingOn } from "@/lib/tracing";
 import { statusClass } from "@/lib/usage/meter";
 import type { RequestLogEntry } from "@/lib/usage/request-log";
 import { RateLimiter, throughputRefusal, type ThroughputLimiter } from "./limits";
@@ -429,18 +430,24 @@ class Gateway {
   request(req: IncomingMessage, res: ServerResponse): boolean {
     const mount = this.mounts.get(prefixOf(req.url ?? "/"));
     if (!mount) return false;
+    if (tracingOn()) serveInSpan(req, res, `${req.method} /${mount.prefix}`, { "blockgate.api": mount.prefix }, () => this.serve(req, res, mount));
+    else this.serve(req, res, mount);
+    return true;
+  }
+
+  /** The request's steps, from read on. */
+  private serve(req: IncomingMessage, res: ServerResponse, mount: Mount): void {
     const incoming = this.read(req, res, mount);
-    if (!incoming) return true;
+    if (!incoming) return;
     let principal: KeyPrincipal | Promise<KeyPrincipal>;
     try {
       principal = this.authenticate(req, mount, incoming.route.pathKey);
     } catch (e) {
       this.fail(incoming, e);
-      return true;
+      return;
     }
     if (principal instanceof Promise) principal.then((p) => this.call(incoming, p)).catch((e: unknown) => this.fail(incoming, e));
     else this.call(incoming, principal);
-    return true;
   }
 
   /** The steps after authentication, for a key found valid. */
@@ -459,6 +466,7 @@ class Gateway {
    */
   private read(req: IncomingMessage, res: ServerResponse, mount: Mount): Incoming | undefined {
     const requestId = nextRequestId();
+    annotate("blockgate.request_id", requestId);
     const url = req.url ?? "/";
     let route: RouteMatch | OpenRoute | undefined;
     try {
@@ -554,6 +562,8 @@ class Gateway {
       this.fail(incoming, e, principal);
       return undefined;
     }
+    annotate("blockgate.network", network.slug);
+    annotate("blockgate.project_id", principal.projectId);
     const ctx = new RequestContext(incoming.req, incoming.requestId, network, principal, this.parts, incoming.mount.prefix);
     const refusal = this.allowlistRefusal(incoming.req, principal);
     if (refusal) {

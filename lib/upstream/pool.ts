@@ -10,6 +10,7 @@
 import { Pool, type Dispatcher } from "undici";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
+import { endClientSpan, startClientSpan, tracingOn, withTraceHeaders, type Attributes, type Link, type Span } from "@/lib/tracing";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const UNHEALTHY_FOR_MS = 30_000;
@@ -58,6 +59,8 @@ export interface UpstreamRequest {
   path?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** With tracing on: what the request's client span adds to the HTTP ones (what was asked), and links to the work it serves. */
+  trace?: { attributes?: Attributes; links?: Link[] };
 }
 
 export interface UpstreamResponse {
@@ -226,9 +229,11 @@ export class UpstreamPool {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly verify: PoolOptions["verify"];
+  private readonly network: string;
 
   constructor(urls: readonly string[], opts: PoolOptions) {
     if (urls.length === 0) throw new Error(`${opts.network}: no upstream URL given`);
+    this.network = opts.network;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const origins = originsOf(urls);
     this.targets = urls.map((url, i) => toTarget(url, i, origins, this.timeoutMs));
@@ -345,6 +350,23 @@ export class UpstreamPool {
     return target.verifying;
   }
 
+  /** The client span of one request to `target` (a child of the active span; none outside one): the node by its origin only. */
+  private clientSpan(target: Target, request: UpstreamRequest): Span | undefined {
+    const url = new URL(target.origin);
+    return startClientSpan(
+      `upstream ${request.method}`,
+      {
+        "http.request.method": request.method,
+        "server.address": url.hostname,
+        "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+        "blockgate.network": this.network,
+        "blockgate.upstream": target.label,
+        ...request.trace?.attributes,
+      },
+      request.trace?.links,
+    );
+  }
+
   /**
    * One request to one node, ended after `timeoutMs` (waiting for a connection, sending and
    * reading the whole answer) or when `signal` aborts. undici's dispatch API rather than
@@ -360,11 +382,13 @@ export class UpstreamPool {
       let status = 0;
       let headers: UpstreamResponse["headers"] = {};
       let chunks: Buffer[] = [];
+      const span = tracingOn() ? this.clientSpan(target, request) : undefined;
       const settle = (error: unknown, response?: UpstreamResponse) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         unlink?.();
+        endClientSpan(span, response?.status, response ? undefined : reasonOf(error));
         if (response) resolve(response);
         else reject(error);
       };
@@ -380,7 +404,7 @@ export class UpstreamPool {
         {
           method: request.method,
           path: requestPath(target, request.path),
-          headers: { ...request.headers, ...target.headers },
+          headers: withTraceHeaders(span, { ...request.headers, ...target.headers }),
           body: request.body,
           // The deadline above covers the whole call.
           headersTimeout: 0,

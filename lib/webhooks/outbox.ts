@@ -19,6 +19,7 @@ import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { PLANS } from "@/lib/plans";
+import { markSpan, SpanKind, tracingOn, type Attributes } from "@/lib/tracing";
 import { type EventContent, toRecord } from "./record";
 
 /** pg_notify channel: messages became due (the payload is empty). */
@@ -94,11 +95,11 @@ const INSERT_CHUNK = 1000;
 // written FAIL with its attempt-less history entry (attempt 0) in the same statement.
 const INSERT = `WITH r AS (
     SELECT * FROM json_to_recordset($1::json) AS r(id text, sub text, project text, seq bigint, block bigint, hash text, body text,
-      replayed boolean, test boolean, prepaid boolean, refused text, attempt text)
+      replayed boolean, test boolean, prepaid boolean, refused text, attempt text, trace text)
   ), m AS (
-    INSERT INTO webhook_messages (id, subscription_id, project_id, sequence_number, block_number, block_hash, payload, replayed, test, prepaid, status, next_attempt_at)
+    INSERT INTO webhook_messages (id, subscription_id, project_id, sequence_number, block_number, block_hash, payload, replayed, test, prepaid, status, next_attempt_at, trace_parent)
     SELECT r.id, r.sub, r.project, r.seq, r.block, r.hash, r.body::json, r.replayed, r.test, r.prepaid,
-      (CASE WHEN r.refused IS NULL THEN 'PENDING' ELSE 'FAIL' END)::"WebhookMessageStatus", CASE WHEN r.refused IS NULL THEN now() END
+      (CASE WHEN r.refused IS NULL THEN 'PENDING' ELSE 'FAIL' END)::"WebhookMessageStatus", CASE WHEN r.refused IS NULL THEN now() END, r.trace
     FROM r
   )
   INSERT INTO webhook_attempts (id, message_id, subscription_id, project_id, attempt, started_at, duration_ms, success, error)
@@ -160,6 +161,22 @@ export async function refuseOverBounds(client: Pick<RawClient, "query">, held: {
   if (project!.pending + more > limits.maxPendingPerProject) throw refuse("project", project!.pending, limits.maxPendingPerProject);
 }
 
+/** What the span of a queued message says: `webhook.message_id` is what its delivery attempts' spans carry too. */
+function enqueueAttributes(id: string, sequenceNumber: bigint, sub: WebhookSubscription, m: NewMessage, refused: string | undefined): Attributes {
+  return {
+    "webhook.message_id": id,
+    "webhook.subscription_id": sub.id,
+    "webhook.sequence_number": Number(sequenceNumber),
+    "blockgate.project_id": sub.projectId,
+    "blockgate.network": sub.network,
+    ...(m.blockNumber === null ? {} : { "webhook.block_number": Number(m.blockNumber) }),
+    ...(m.replayed ? { "webhook.replayed": true } : {}),
+    ...(m.test ? { "webhook.test": true } : {}),
+    // Written FAIL at once: the subscription was at its pending bound.
+    ...(refused === undefined ? {} : { "webhook.refused": true }),
+  };
+}
+
 /**
  * Writes messages for delivery now, in order, inside the caller's transaction on `client` (see
  * rawTransaction in lib/db/client.ts). Each body is the subscription record (without its signing
@@ -196,6 +213,7 @@ export async function enqueueMessages(client: RawClient, messages: readonly NewM
   const rows = [];
   const queued: QueuedMessage[] = [];
   let due = false;
+  const traced = tracingOn();
   for (const m of messages) {
     const at = next.get(m.subscriptionId);
     if (!at) continue;
@@ -221,6 +239,7 @@ export async function enqueueMessages(client: RawClient, messages: readonly NewM
       prepaid: opts.asked ?? false,
       refused: refused ?? null,
       attempt: refused === undefined ? null : newId("att"),
+      trace: traced ? markSpan("webhook.enqueue", SpanKind.PRODUCER, enqueueAttributes(id, sequenceNumber, at.sub, m, refused)) : null,
     });
     queued.push({ id, subscriptionId: m.subscriptionId, sequenceNumber, ...(refused === undefined ? {} : { refused }) });
   }

@@ -53,6 +53,8 @@ export interface ClaimedMessage {
   host: string;
   /** End of the lease: the message's nextAttemptAt while this worker holds it. */
   lease: Date;
+  /** The W3C traceparent of the span that queued it (tracing on; lib/tracing.ts), for the attempt's span to link to. */
+  traceParent: string | null;
 }
 
 /**
@@ -198,11 +200,11 @@ const claimSql = (filtered: boolean) => {
        WHERE m.id = c.id AND s.id = m.subscription_id
        RETURNING m.id, m.subscription_id AS "subscriptionId", m.project_id AS "projectId", s.network, m.attempts, m.test,
          m.payload::text AS body, s.webhook_url AS "webhookUrl", s.signing_key AS "signingKey", s.is_active AS "isActive",
-         s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease, nullif(c.n, 0) AS place
+         s.failing_since AS "failingSince", c.host, m.next_attempt_at AS lease, m.trace_parent AS "traceParent", nullif(c.n, 0) AS place
      )
      SELECT l.*, e.sub AS "walkedTo" FROM (SELECT sub FROM walk ORDER BY n DESC LIMIT 1) e RIGHT JOIN leased l ON true
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, (SELECT sub FROM walk ORDER BY n DESC LIMIT 1)
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, (SELECT sub FROM walk ORDER BY n DESC LIMIT 1)
      WHERE NOT EXISTS (SELECT 1 FROM leased)`;
 };
 const CLAIM = claimSql(false);

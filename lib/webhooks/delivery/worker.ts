@@ -53,6 +53,7 @@ import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { services } from "@/lib/services";
+import { linksTo, SpanKind, SpanStatusCode, withSpan, type Attributes, type Span } from "@/lib/tracing";
 import type { UsageMeter } from "@/lib/usage/meter";
 import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
 import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
@@ -216,6 +217,38 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
   };
 }
 
+/**
+ * What the span of a delivery attempt says: `webhook.message_id`, as the span that queued the
+ * message (which it links to), and the receiver by host and port (its URL's path may hold a token).
+ */
+function attemptAttributes(m: ClaimedMessage): Attributes {
+  let receiver: Attributes = {};
+  try {
+    const url = new URL(m.webhookUrl);
+    receiver = { "server.address": url.hostname, "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+  } catch {
+    // Not a URL: the attempt fails as unsendable, and its span says so.
+  }
+  return {
+    "webhook.message_id": m.id,
+    "webhook.subscription_id": m.subscriptionId,
+    "webhook.attempt": m.attempts + 1,
+    "blockgate.project_id": m.projectId,
+    "blockgate.network": m.network,
+    ...(m.test ? { "webhook.test": true } : {}),
+    "http.request.method": "POST",
+    ...receiver,
+  };
+}
+
+/** The attempt's outcome on its span: success, failure (why: the history's text) or abandoned, and the receiver's status. */
+function traceOutcome(span: Span, sent: SentDelivery): void {
+  span.setAttribute("webhook.outcome", sent.kind);
+  if (sent.kind === "abandoned") return;
+  if (sent.attempt.httpStatus !== null) span.setAttribute("http.response.status_code", sent.attempt.httpStatus);
+  if (sent.kind === "failure") span.setStatus({ code: SpanStatusCode.ERROR, message: sent.attempt.error ?? "failed" });
+}
+
 /** A claimed message made ready to send: its signed request, and when its attempt began. */
 interface PreparedDelivery {
   message: ClaimedMessage;
@@ -257,7 +290,8 @@ class Delivery {
     // Each attempt in flight listens for it (send.ts): as many as the concurrency, not a leak.
     setMaxListeners(o.concurrency + 10, this.abandon.signal);
     this.state = new DeliveryState(this.perHost, {
-      deliver: (m, answered) => this.deliver(m, answered),
+      deliver: (m, answered) =>
+        withSpan("webhook.attempt", () => attemptAttributes(m), (span) => this.deliver(m, answered, span), { kind: SpanKind.CONSUMER, links: () => linksTo([m.traceParent]) }),
       startable: (claimedAt) => this.startable(claimedAt),
       handBack: (messages) => this.handBack(messages),
     });
@@ -355,15 +389,17 @@ class Delivery {
   /**
    * One message through its phases; `answered` is called once the exchange with the receiver is
    * over, before recording. Never rejects: an outcome that cannot be recorded (the database is
-   * away) leaves the message to be claimed again when its lease ends.
+   * away) leaves the message to be claimed again when its lease ends. `span`: the attempt's.
    */
-  private async deliver(m: ClaimedMessage, answered: () => void): Promise<void> {
+  private async deliver(m: ClaimedMessage, answered: () => void, span: Span): Promise<void> {
     try {
       const sent = await this.send(this.prepare(m));
       answered();
+      traceOutcome(span, sent);
       if (sent.kind === "success") await this.recordSuccess(sent.message, sent.attempt);
       else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
     } catch (e) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `not recorded: ${errorMessage(e)}` });
       this.o.logger.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
     }
   }

@@ -28,6 +28,7 @@ import { db, rawPool, rawTransaction, type RawClient } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { networkBySlug, type Network } from "@/lib/networks";
+import { withSpan } from "@/lib/tracing";
 import { CursorConflictError, workerCursor, type WorkerCursor } from "@/lib/workers/cursor";
 import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import { startWorker, type Failure, type WorkerHandle } from "@/lib/workers/worker";
@@ -191,6 +192,15 @@ async function blockMessages(source: ChainSource, stream: Stream, block: ChainBl
   return out;
 }
 
+/** blockMessages in a span of the block's own, saying how many messages it gave. */
+function blockMessagesInSpan(source: ChainSource, stream: Stream, block: ChainBlockRef, signal: AbortSignal): Promise<NewMessage[]> {
+  return withSpan("webhook.block", { "webhook.block_number": Number(block.number), "webhook.block_hash": block.hash }, async (span) => {
+    const messages = await blockMessages(source, stream, block, signal);
+    span.setAttribute("webhook.message_count", messages.length);
+    return messages;
+  });
+}
+
 /**
  * The instant stream's block `at.next - 1` is gone: walks back over the remembered blocks to the
  * one the chain still has, queues `removed: true` copies of the dropped blocks' LOG messages and
@@ -282,41 +292,45 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     next = from;
     linkTo = null;
   }
-  const last = next + BigInt(BATCH_BLOCKS) - 1n < target ? next + BigInt(BATCH_BLOCKS) - 1n : target;
-  const heights: bigint[] = [];
-  for (let h = next; h <= last; h++) heights.push(h);
-  const fetched = await Promise.all(heights.map((h) => source.block(h, signal)));
-  const blocks: ChainBlockRef[] = [];
-  let prev = linkTo;
-  for (const b of fetched) {
-    if (!b || (prev !== null && b.parentHash !== prev)) break;
-    blocks.push(b);
-    prev = b.hash;
-  }
-  if (blocks.length === 0) {
-    const first = fetched[0];
-    if (!first || linkTo === null) return false;
-    if (canReorg) {
-      await undoReorg(network, source, stream, term, signal, log);
+  // A span for the blocks taken (not for the polls that find none).
+  return withSpan("webhook.follow", { "blockgate.network": slug, "webhook.stream": stream.name, "webhook.block_from": Number(next), "webhook.head": Number(target) }, async (span) => {
+    const last = next + BigInt(BATCH_BLOCKS) - 1n < target ? next + BigInt(BATCH_BLOCKS) - 1n : target;
+    const heights: bigint[] = [];
+    for (let h = next; h <= last; h++) heights.push(h);
+    const fetched = await Promise.all(heights.map((h) => source.block(h, signal)));
+    const blocks: ChainBlockRef[] = [];
+    let prev = linkTo;
+    for (const b of fetched) {
+      if (!b || (prev !== null && b.parentHash !== prev)) break;
+      blocks.push(b);
+      prev = b.hash;
+    }
+    if (blocks.length === 0) {
+      const first = fetched[0];
+      if (!first || linkTo === null) return false;
+      if (canReorg) {
+        await undoReorg(network, source, stream, term, signal, log);
+        return true;
+      }
+      log.warn(`block ${first.number} does not follow block ${next - 1n} that the ${stream.name} stream delivered (${linkTo}): the chain changed deeper than the finality depth (${source.finalityDepth}); following the new chain`);
+      stream.unlinked = true;
       return true;
     }
-    log.warn(`block ${first.number} does not follow block ${next - 1n} that the ${stream.name} stream delivered (${linkTo}): the chain changed deeper than the finality depth (${source.finalityDepth}); following the new chain`);
-    stream.unlinked = true;
-    return true;
-  }
-  const messages = (await Promise.all(blocks.map((b) => blockMessages(source, stream, b, signal)))).flat();
-  const tip = blocks.at(-1)!;
-  const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
-  signal.throwIfAborted();
-  await rawTransaction(async (client) => {
-    await checkTerm(client, term);
-    await enqueueMessages(client, messages);
-    if (canReorg) await rememberBlocks(client, slug, blocks);
-    await stream.cursor.write(client, value, { expected: stream.at });
+    const messages = (await Promise.all(blocks.map((b) => blockMessagesInSpan(source, stream, b, signal)))).flat();
+    span.setAttributes({ "webhook.block_to": Number(blocks.at(-1)!.number), "webhook.message_count": messages.length });
+    const tip = blocks.at(-1)!;
+    const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
+    signal.throwIfAborted();
+    await rawTransaction(async (client) => {
+      await checkTerm(client, term);
+      await enqueueMessages(client, messages);
+      if (canReorg) await rememberBlocks(client, slug, blocks);
+      await stream.cursor.write(client, value, { expected: stream.at });
+    });
+    stream.at = value;
+    stream.unlinked = false;
+    return tip.number < target;
   });
-  stream.at = value;
-  stream.unlinked = false;
-  return tip.number < target;
 }
 
 function classify(e: unknown): Failure {
