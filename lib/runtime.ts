@@ -10,6 +10,7 @@ import { SharedLimits } from "@/lib/limits/shared";
 import { inFamily } from "@/lib/chains/client";
 import { runsIn, type ProcessRole } from "@/lib/chains/family";
 import { families, familyOf } from "@/lib/chains/registry";
+import { startRetention } from "@/lib/chains/retention";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { componentLogger, type Logger } from "@/lib/log";
 import { networks, type Network } from "@/lib/networks";
@@ -50,7 +51,7 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
  * The composition root. Starts everything one process runs: database (embedded when DATABASE_URL
  * is unset), migrations (applied for the embedded database or MIGRATE_ON_START; otherwise waited
  * for), the HTTP server (ROLE=all|web) and the background workers (ROLE=all|worker:
- * chain followers, webhook delivery). Builds the process's services (lib/services.ts) once and hands
+ * chain followers, webhook delivery, retention). Builds the process's services (lib/services.ts) once and hands
  * them to what it starts; installs them for the code Next.js runs, which cannot be handed them.
  * stop() shuts down in order: stop taking requests, flush usage, stop workers, close the database, stop PostgreSQL.
  * A start-up that fails half-way (the port is taken, say) shuts down what it started the same way.
@@ -127,6 +128,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }) });
       stops.push(() => delivery.stop());
       startWorkers("worker");
+      const targets = families().flatMap((f) => (f.retention ? networks().filter(inFamily(f.id)).map((network) => ({ network, retention: f.retention! })) : []));
+      const retention = startRetention({ databaseUrl: database.url, env, targets, logger: log.child({ component: "retention" }) });
+      stops.push(() => retention.stop());
     }
     if (env.ROLE !== "worker") {
       startWorkers("web");
