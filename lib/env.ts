@@ -141,6 +141,13 @@ const schema = z.object({
   EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),
   /** A running EVM devnet's state is saved into the database every this many blocks (and at a clean stop). */
   EVM_DEVNET_SAVE_BLOCKS: integer(1, 1_000_000, 15),
+  /**
+   * The newest blocks an EVM devnet keeps with their transactions and receipts (anvil's
+   * --transaction-block-keeper); past twice as many, anvil is restarted from its state trimmed to
+   * them (lib/evm/devnet/cluster.ts). Older blocks are gone, as from a pruned node. 0 keeps all; at
+   * least 256 otherwise (the blocks BLOCKHASH reaches), so restarts stay rare.
+   */
+  EVM_DEVNET_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 10_000).refine((n) => n === 0 || n >= 256, "must be 0 (keep all) or at least 256"),
   /** The address EVM devnets (anvil) listen on, in the worker process that runs them. */
   DEVNET_HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   /**

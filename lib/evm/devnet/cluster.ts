@@ -6,7 +6,7 @@
  * its URL, saves the state every EVM_DEVNET_SAVE_BLOCKS blocks and at a clean stop, and stops it once
  * nobody wanted it for EVM_DEVNET_IDLE_MS. The others wait on the lock to take over.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -20,7 +20,7 @@ import type { Network } from "@/lib/networks";
 import { UpstreamUnavailable } from "@/lib/upstream/pool";
 import type { DevnetLocator } from "../backends";
 import { startWorker, WORKER_DONE } from "@/lib/workers/worker";
-import { answersRpc, startAnvil, type Anvil, type DevnetStarted } from "./anvil";
+import { answersRpc, startAnvil, trimState, type Anvil, type DevnetStarted } from "./anvil";
 
 /** Where the holder announces a change of a network's URL (the payload is the network's slug). */
 const CHANNEL = "devnet_endpoints";
@@ -130,6 +130,13 @@ export interface DevnetHostOptions {
   idleMs: number;
   /** The state is saved every this many blocks. */
   saveBlocks: number;
+  /**
+   * The newest blocks the devnet keeps (EVM_DEVNET_RETAIN_BLOCKS): anvil keeps the transactions of
+   * these only, and once it holds this many blocks more than it started with, it is restarted
+   * from its state trimmed to them, so its memory, its state file and the saved state stay
+   * bounded. 0 or unset: all.
+   */
+  retainBlocks?: number;
   /** Where anvil listens, and the host name its URL is registered with. */
   host: string;
   advertiseHost: string;
@@ -183,6 +190,8 @@ interface Held {
   /** devnet_endpoints.term of this tenure: a write of an older one is refused. */
   term: bigint;
   savedBlock: number;
+  /** Its block when it started: it holds the blocks it was started with and those mined since. */
+  startedAt: number;
   demandCheckedAt: number;
   cleanup?: () => Promise<void>;
 }
@@ -206,9 +215,9 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
   };
 
   /** False when another tenure has begun since `h` (its state then wins). */
-  const save = async (h: Held): Promise<boolean> => {
-    const head = await h.anvil.blockNumber();
-    const state = await h.anvil.dumpState();
+  const save = async (h: Held, dumped?: { head: number; state: Buffer }): Promise<boolean> => {
+    const head = dumped?.head ?? (await h.anvil.blockNumber());
+    const state = dumped?.state ?? (await h.anvil.dumpState());
     const saved = await db().$executeRaw`
       INSERT INTO devnet_states (network, state, block_number, saved_at)
       SELECT ${slug}, ${state}, ${head}, now()
@@ -234,7 +243,7 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     ]);
     const saved = rows[0];
     if (saved && (lastTerm === undefined || lastTerm.trim() !== String(saved.term))) await writeFile(path.join(dir, "state.json"), await promisify(gunzip)(saved.state));
-    const anvil = await startAnvil({ network, dir, blockTimeSec: o.blockTimeSec, host: o.host, advertiseHost: o.advertiseHost, logger: log });
+    const anvil = await startAnvil({ network, dir, blockTimeSec: o.blockTimeSec, host: o.host, advertiseHost: o.advertiseHost, retainBlocks: o.retainBlocks, logger: log });
     try {
       const registered = await db().$queryRaw<{ term: bigint }[]>`
         WITH r AS (
@@ -242,7 +251,8 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
           ON CONFLICT (network) DO UPDATE SET url = EXCLUDED.url, holder = EXCLUDED.holder, term = devnet_endpoints.term + 1, updated_at = now()
           RETURNING term)
         SELECT r.term FROM r CROSS JOIN LATERAL (SELECT pg_notify(${CHANNEL}, ${slug})) AS announced`;
-      const h: Held = { anvil, term: registered[0]!.term, savedBlock: await anvil.blockNumber(), demandCheckedAt: performance.now() };
+      const head = await anvil.blockNumber();
+      const h: Held = { anvil, term: registered[0]!.term, savedBlock: head, startedAt: head, demandCheckedAt: performance.now() };
       await writeFile(termFile, String(h.term));
       if (o.onStarted) {
         try {
@@ -256,6 +266,24 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
       await anvil.stop();
       throw e;
     }
+  };
+
+  /**
+   * Restarts the devnet from its state trimmed to the newest `retainBlocks` blocks (no block mined
+   * meanwhile: the chain goes on from the same head). Calls in between wait for the new URL, as
+   * for a devnet starting (DevnetDirectory). False when another tenure has begun since `h`.
+   */
+  const compact = async (h: Held, keep: number): Promise<boolean> => {
+    await h.anvil.setIntervalMining(0);
+    const head = await h.anvil.blockNumber();
+    const trimmed = await trimState(await h.anvil.dumpState(), keep);
+    if (!(await save(h, { head, state: trimmed.state }))) return false;
+    await release(false);
+    // Without this tenure's term on file, launch loads the state just saved, not anvil's own file.
+    await rm(path.join(o.dataDir, slug, "term"), { force: true });
+    held = await launch();
+    log.info(`restarted the devnet at block ${head} with its last ${trimmed.blocks} blocks (${Math.round(trimmed.state.length / 1024)} kB of state)`);
+    return true;
   };
 
   /** Stops the running devnet, saving its state first unless `saving` is false. */
@@ -307,11 +335,18 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
           return WORKER_DONE;
         }
       }
-      if ((await h.anvil.blockNumber()) >= h.savedBlock + o.saveBlocks && !(await save(h))) {
+      const head = await h.anvil.blockNumber();
+      const keep = o.retainBlocks ?? 0;
+      // Started from a compacted state, it holds `keep` blocks; from genesis (or anvil's own file, taken as such), all.
+      const heldFrom = h.startedAt >= keep ? h.startedAt - keep + 1 : 0;
+      const saved = keep > 0 && head - heldFrom + 1 >= 2 * keep ? await compact(h, keep) : head < h.savedBlock + o.saveBlocks || (await save(h));
+      if (!saved) {
         log.warn("another process runs this devnet now: stopping this one");
         await release(false);
         throw new Error("the devnet's registration was taken over");
       }
+      // Compacted: the worker goes on with the new anvil.
+      if (held && held !== h) held = Object.assign(h, held);
       return 0;
     },
     position: (h) => `devnet on ${h.anvil.url}`,
