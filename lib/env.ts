@@ -145,9 +145,10 @@ const schema = z.object({
    * The newest blocks an EVM devnet keeps with their transactions and receipts (anvil's
    * --transaction-block-keeper); past twice as many, anvil is restarted from its state trimmed to
    * them (lib/evm/devnet/cluster.ts). Older blocks are gone, as from a pruned node. 0 keeps all; at
-   * least 256 otherwise (the blocks BLOCKHASH reaches), so restarts stay rare.
+   * least 10,000 otherwise: the blocks a webhook follower catches up after a stop (CATCH_UP_LIMIT),
+   * which must still be there (the EVM devnet cannot tell a follower where its chain now starts).
    */
-  EVM_DEVNET_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 10_000).refine((n) => n === 0 || n >= 256, "must be 0 (keep all) or at least 256"),
+  EVM_DEVNET_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 10_000).refine((n) => n === 0 || n >= 10_000, "must be 0 (keep all) or at least 10000"),
   /** The address EVM devnets (anvil) listen on, in the worker process that runs them. */
   DEVNET_HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   /**

@@ -480,4 +480,25 @@ describe("a devnet that keeps a bounded history", () => {
     // Nothing more to remove until the chain grows.
     expect((await pass()).networks[SLUG]).toMatchObject({ blocks: 0, rows: 0 });
   });
+
+  it("has a webhook follower left below the oldest block kept go on from it", async () => {
+    const { projectId } = await createTestProject("Aptos retention", "DEVELOPER");
+    const id = await subscribe(projectId, { eventType: "BLOCK_PERIOD", condition: { period: 1 } });
+    const { logger, messages } = captureLogs();
+    const follower = networkFollower(network, { logger });
+    const state = await follower.init(new AbortController().signal);
+    await drain(follower, state);
+    const start = (await aptosHead(SLUG))!.latest.height;
+
+    // Stopped while 8 blocks are stored and all but the last 3 removed.
+    await generateAptosBlocks(network, 8, 1);
+    await applyRetention({ targets: [{ network, retention: aptosFamily.retention! }], env: { ...getEnv(), APTOS_DEVNET_KEEP_BLOCKS: 3 }, now: 0 });
+    const head = (await aptosHead(SLUG))!;
+    expect(head.earliest.height).toBe(start + 6n);
+
+    await drain(follower, state);
+    expect((await messagesOf(id)).map((m) => m.blockNumber)).toEqual([head.earliest.height, head.earliest.height + 1n, head.latest.height]);
+    expect(messages).toContain(`instant stream is at block ${start + 1n}, below the oldest block the chain keeps: skipping blocks ${start + 1n}..${start + 5n} (removed by retention)`);
+    await db().webhookSubscription.deleteMany({ where: { projectId } });
+  });
 });
