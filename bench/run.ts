@@ -43,6 +43,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "webhooks end to end on one anvil devnet: 10,000 LOG subscriptions, block mined → delivered p50/p99, deliveries/s vs bare POSTs, matching time",
     load: async () => (await import("./webhooks")).webhooksBench,
   },
+  retention: {
+    summary: "database size over a devnet run compressed in time (default 24 h): consensus and Aptos devnet tables with the retention worker's passes vs without",
+    load: async () => (await import("./retention")).retentionBench,
+  },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",
     load: async () => (await import("./webhook-matching")).webhookMatchingBench,
