@@ -14,7 +14,7 @@ export const secret = (): string => randomBytes(32).toString("base64url");
  * cleanup stack; this process's DATABASE_URL and secrets point at it (APP_SECRET encrypts the
  * keys a bench creates), and the environment is read again (lib/env.ts caches what it read).
  */
-export async function throwawayDatabase(prefix: string): Promise<{ url: string; appSecret: string; stop: () => Promise<void> }> {
+export async function throwawayDatabase(prefix: string): Promise<{ url: string; superuserUrl: string; appSecret: string; stop: () => Promise<void> }> {
   const pgDir = await tempDir(`${prefix}pg-`);
   console.error("[bench] starting a throwaway PostgreSQL…");
   const pgStart = startEmbeddedPostgres({ dataDir: pgDir, port: await freePort(), persistent: false });
@@ -38,5 +38,5 @@ export async function throwawayDatabase(prefix: string): Promise<{ url: string; 
     unregister();
     await stopPg();
   };
-  return { url: pg.url, appSecret, stop };
+  return { url: pg.url, superuserUrl: pg.superuserUrl, appSecret, stop };
 }

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const meter = new UsageMeter();
   meter.start(env.USAGE_FLUSH_MS);
   const projectIds = process.env.BENCH_PROJECT_IDS?.split(",").filter(Boolean);
-  const worker = startDelivery({ meter, retention: false, ...(projectIds?.length ? { projectIds } : {}) });
+  const worker = startDelivery({ meter, ...(projectIds?.length ? { projectIds } : {}) });
   await worker.listening;
   console.log("delivering");
   let stopping = false;

@@ -47,6 +47,10 @@ const BENCHMARKS: Record<string, { summary: string; load: () => Promise<Benchmar
     summary: "cluster: gateway CPU/request and p50 with limits shared through Redis vs one process alone; deliveries/s with 1 vs 2 worker processes (--only limiter|delivery)",
     load: async () => (await import("./cluster")).clusterBench,
   },
+  retention: {
+    summary: "database size over a devnet run compressed in time (default 24 h): consensus and Aptos devnet tables with the retention worker's passes vs without",
+    load: async () => (await import("./retention")).retentionBench,
+  },
   "webhook-matching": {
     summary: "webhook LOG matching time per block (500 logs) at 1, 100 and 10,000 subscriptions, in process",
     load: async () => (await import("./webhook-matching")).webhookMatchingBench,

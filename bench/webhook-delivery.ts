@@ -225,7 +225,7 @@ async function measureThroughput(opts: Options): Promise<Part> {
   const meter = new UsageMeter();
   const started = performance.now();
   const windowStart = monotonicUs();
-  const worker = startDelivery({ meter, retention: false, perHost: opts.perHost, concurrency: Math.max(opts.perHost, 256), projectIds: [projectId] });
+  const worker = startDelivery({ meter, perHost: opts.perHost, concurrency: Math.max(opts.perHost, 256), projectIds: [projectId] });
   while ((await pendingOf(subs)) > 0) await new Promise((r) => setTimeout(r, 100));
   const seconds = (performance.now() - started) / 1000;
   // For `node --cpu-prof`: summarizeCpuProfile(file, root, [[start, end]]) keeps this window.
@@ -267,7 +267,7 @@ async function measureFairness(opts: Options): Promise<Part> {
   await enqueueLogs([busy], opts.backlog);
   await db().$executeRawUnsafe("ANALYZE webhook_messages");
   const meter = new UsageMeter();
-  const worker = startDelivery({ meter, retention: false, projectIds: [projectId] });
+  const worker = startDelivery({ meter, projectIds: [projectId] });
   const started = performance.now();
   // Once the backlog is being delivered, the quiet subscription queues a message every 100 ms.
   while ((await pendingOf([busy])) > opts.backlog - 100) await new Promise((r) => setTimeout(r, 20));

@@ -208,7 +208,7 @@ export async function webhooksBench(argv: string[]): Promise<number> {
 
   const meter = new UsageMeter();
   const engine = startWebhookEngine({ databaseUrl, include: (n) => n.slug === SLUG });
-  const delivery = startDelivery({ meter, retention: false });
+  const delivery = startDelivery({ meter });
   cleanup.add("stop the engine and delivery", async () => {
     await engine.stop();
     await delivery.stop();

@@ -151,6 +151,14 @@ const schema = z.object({
   EVM_DEVNET_IDLE_MS: integer(10_000, Number.MAX_SAFE_INTEGER, 15 * 60_000),
   /** A running EVM devnet's state is saved into the database every this many blocks (and at a clean stop). */
   EVM_DEVNET_SAVE_BLOCKS: integer(1, 1_000_000, 15),
+  /**
+   * The newest blocks an EVM devnet keeps with their transactions and receipts (anvil's
+   * --transaction-block-keeper); past twice as many, anvil is restarted from its state trimmed to
+   * them (lib/evm/devnet/cluster.ts). Older blocks are gone, as from a pruned node. 0 keeps all; at
+   * least 10,000 otherwise: the blocks a webhook follower catches up after a stop (CATCH_UP_LIMIT),
+   * which must still be there (the EVM devnet cannot tell a follower where its chain now starts).
+   */
+  EVM_DEVNET_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 10_000).refine((n) => n === 0 || n >= 10_000, "must be 0 (keep all) or at least 10000"),
   /** The address EVM devnets (anvil) listen on, in the worker process that runs them. */
   DEVNET_HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   /**
@@ -160,8 +168,25 @@ const schema = z.object({
   DEVNET_ADVERTISE_HOST: optionalString,
   CONSENSUS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
   APTOS_BLOCK_TIME_MS: integer(100, 60_000, 1000),
+  /**
+   * How often the retention worker (one per cluster) removes what is older than the windows below,
+   * and the webhook history older than 30 days.
+   */
+  RETENTION_INTERVAL_MS: integer(1000, 86_400_000, 600_000),
+  /**
+   * The newest blocks a consensus devnet's index keeps; older ones are removed, as a pruned node
+   * forgets them (status's earliest_block_height moves up). 0 keeps all.
+   */
+  CONSENSUS_DEVNET_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 3600),
+  /** The same for the index of a consensus network followed from its upstream node. */
+  CONSENSUS_UPSTREAM_RETAIN_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 100_000),
   /** Blocks the Aptos devnet keeps (older ones are pruned, as a fullnode prunes); 0 keeps all. */
-  APTOS_DEVNET_KEEP_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 100_000),
+  APTOS_DEVNET_KEEP_BLOCKS: integer(0, Number.MAX_SAFE_INTEGER, 3600),
+  /**
+   * The newest transactions (versions) the index of an Aptos network followed from its upstream
+   * keeps, whole blocks at a time (oldest_ledger_version moves up). 0 keeps all.
+   */
+  APTOS_UPSTREAM_RETAIN_VERSIONS: integer(0, Number.MAX_SAFE_INTEGER, 1_000_000),
   /**
    * Webhook URLs may point at private, loopback, link-local, unique-local, multicast or unspecified
    * addresses. Default: on for a local run (not production, or bound to loopback with a loopback

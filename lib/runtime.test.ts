@@ -287,9 +287,9 @@ describe("with DATABASE_URL", () => {
   });
 
   it("keeps a process's connections within its budget under load, each named with its pid, and a worker waiting for a leader lock holds no connection", async () => {
-    // This test holds the webhook history sweep's lock: the process waits for it.
-    const lock = new LeaderLock(databaseUrl, "webhook-retention", "all", () => undefined);
-    await waitFor(() => lock.tryAcquire(), 15_000, "the webhook retention lock");
+    // This test holds the retention worker's lock: the process waits for it.
+    const lock = new LeaderLock(databaseUrl, "retention", "all", () => undefined);
+    await waitFor(() => lock.tryAcquire(), 15_000, "the retention lock");
     const projects = await Promise.all(Array.from({ length: 6 }, () => createTestProject()));
     const env = { DATABASE_URL: databaseUrl, ROLE: "all", PORT: String(await freePort()), DATA_DIR: await mkdtemp(path.join(os.tmpdir(), "blockgate-budget-")), NODE_ENV: "test", DEVNETS: "off", USAGE_FLUSH_MS: "100", DRAIN_MS: "0" };
     const launcher = startLauncher(env);
@@ -305,7 +305,7 @@ describe("with DATABASE_URL", () => {
           const [row] = await db().$queryRaw<Array<{ mine: number; pool: number; waiting: number }>>`
             SELECT count(*) FILTER (WHERE application_name LIKE ${`% (pid ${launcher.child.pid})`})::int AS mine,
                    count(*) FILTER (WHERE application_name = ${`blockgate pool (pid ${launcher.child.pid})`})::int AS pool,
-                   count(*) FILTER (WHERE application_name = 'blockgate worker webhook-retention:all'
+                   count(*) FILTER (WHERE application_name = 'blockgate worker retention:all'
                      AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted))::int AS waiting
             FROM pg_stat_activity a`;
           if (row) samples.push(row);

@@ -9,6 +9,7 @@ import { SharedLimits } from "@/lib/limits/shared";
 import { inFamily } from "@/lib/chains/client";
 import { runsIn, type ProcessRole } from "@/lib/chains/family";
 import { families, familyOf } from "@/lib/chains/registry";
+import { startRetention } from "@/lib/chains/retention";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { setExpectedMigrations, setLimitsMode, type NotReady } from "@/lib/health";
 import { componentLogger, type Logger } from "@/lib/log";
@@ -63,7 +64,7 @@ async function loadNext(env: Env, dev: boolean): Promise<{ handler: NextHandler;
  * is unset), migrations (applied for the embedded database or MIGRATE_ON_START; otherwise waited
  * for), the HTTP server (ROLE=all|web), or a worker's small listener for its probes
  * (WORKER_HTTP_PORT), and the background workers (ROLE=all|worker: chain followers, webhook
- * delivery). Builds the process's services (lib/services.ts) once and hands them to what it starts;
+ * delivery, retention). Builds the process's services (lib/services.ts) once and hands them to what it starts;
  * installs them for the code Next.js runs, which cannot be handed them. GET /readyz answers 200 once
  * all of it runs. stop() shuts down in order: /readyz 503 and DRAIN_MS more of serving, stop taking
  * requests, flush usage, stop workers, close the database, stop PostgreSQL. A start-up that fails
@@ -158,6 +159,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       const delivery = startDelivery({ meter: usage, logger: log.child({ component: "webhook-delivery" }), member: joined });
       stops.push(() => delivery.stop());
       startWorkers("worker");
+      const targets = families().flatMap((f) => (f.retention ? networks().filter(inFamily(f.id)).map((network) => ({ network, retention: f.retention! })) : []));
+      const retention = startRetention({ databaseUrl: database.url, env, targets, logger: log.child({ component: "retention" }) });
+      stops.push(() => retention.stop());
     }
     if (env.ROLE !== "worker") {
       startWorkers("web");

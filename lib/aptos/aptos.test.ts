@@ -13,6 +13,9 @@ import { networkFollower, type NetworkFollower } from "@/lib/webhooks/engine/fol
 import { consoleBilling, createWebhook } from "@/lib/webhooks/service";
 import { finalityDepthOf } from "@/lib/networks";
 import { aptosCursor, aptosHead, deleteAptosIndex } from "./store";
+import { aptosFamily } from "./family";
+import { applyRetention } from "@/lib/chains/retention";
+import { getEnv } from "@/lib/env";
 import type { AptosEventJson, BlockJson, LedgerInfo, TransactionJson, UserTransactionJson } from "./types";
 
 // aptos-mainnet belongs to the upstream suite, which shares this run's database.
@@ -447,19 +450,55 @@ describe("webhooks on Aptos, through the engine", () => {
 });
 
 describe("a devnet that keeps a bounded history", () => {
-  it("prunes its oldest blocks with their transactions and events, and answers below them as a pruned fullnode", async () => {
+  it("loses its oldest blocks to the retention worker with their transactions and events, answers below them as a pruned fullnode and in its window as before", async () => {
     const from = (await aptosHeadHeight(SLUG))!;
-    const producer = startAptosDevnetProducer(network, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 5, keepBlocks: 5, logger: captureLogs().logger });
-    await waitFor("a pruning", async () => (await aptosHead(SLUG))!.earliest.height > 0n);
+    const producer = startAptosDevnetProducer(network, { databaseUrl: process.env.DATABASE_URL!, blockTimeMs: 5, logger: captureLogs().logger });
+    await waitFor("10 more blocks", async () => (await aptosHeadHeight(SLUG))! >= from + 10n);
     await producer.stop();
+    const before = (await aptosHead(SLUG))!;
+    const keep = before.latest.height - 4n;
+    const kept = await db().aptosBlock.findUniqueOrThrow({ where: { network_height: { network: SLUG, height: keep } } });
+    const inWindow = [`/v1/blocks/by_height/${keep}?with_transactions=true`, `/v1/transactions/by_version/${kept.firstVersion}`, `/v1/transactions?start=${kept.firstVersion}&limit=3`];
+    const answers = await Promise.all(inWindow.map(async (path) => (await json(path)).text));
+
+    // Past every other suite's webhook history: none of it is swept.
+    const pass = () => applyRetention({ targets: [{ network, retention: aptosFamily.retention! }], env: { ...getEnv(), APTOS_DEVNET_KEEP_BLOCKS: 5 }, batchRows: 40, now: 0 });
+    const report = (await pass()).networks[SLUG]!;
+    expect(report).toMatchObject({ below: keep, blocks: Number(keep - before.earliest.height) });
+    expect(report.batches).toBeGreaterThan(1);
     const head = (await aptosHead(SLUG))!;
-    expect(head.latest.height).toBeGreaterThan(from);
-    expect(head.latest.height - head.earliest.height).toBeLessThan(10n);
+    expect(head.earliest.height).toBe(keep);
+    expect(head.latest).toEqual(before.latest);
     const oldest = head.earliest.firstVersion;
     expect(await db().aptosTransaction.count({ where: { network: SLUG, version: { lt: oldest } } })).toBe(0);
     expect(await db().aptosEvent.count({ where: { network: SLUG, version: { lt: oldest } } })).toBe(0);
-    expect((await json<LedgerInfo>("/v1")).body).toMatchObject({ oldest_block_height: head.earliest.height.toString(), oldest_ledger_version: oldest.toString() });
-    expect((await json("/v1/transactions/by_version/0")).status).toBe(410);
-    expect((await json("/v1/blocks/by_height/0")).status).toBe(410);
+    expect((await json<LedgerInfo>("/v1")).body).toMatchObject({ oldest_block_height: keep.toString(), oldest_ledger_version: oldest.toString() });
+    expect((await json("/v1/transactions/by_version/0")).body).toEqual({ message: "Ledger version(0) has been pruned", error_code: "version_pruned", vm_error_code: null });
+    expect((await json(`/v1/transactions/by_version/${oldest - 1n}`)).status).toBe(410);
+    expect((await json(`/v1/blocks/by_height/${keep - 1n}`)).body).toEqual({ message: `Block(${keep - 1n}) has been pruned`, error_code: "block_pruned", vm_error_code: null });
+    expect(await Promise.all(inWindow.map(async (path) => (await json(path)).text))).toEqual(answers);
+    // Nothing more to remove until the chain grows.
+    expect((await pass()).networks[SLUG]).toMatchObject({ blocks: 0, rows: 0 });
+  });
+
+  it("has a webhook follower left below the oldest block kept go on from it", async () => {
+    const { projectId } = await createTestProject("Aptos retention", "DEVELOPER");
+    const id = await subscribe(projectId, { eventType: "BLOCK_PERIOD", condition: { period: 1 } });
+    const { logger, messages } = captureLogs();
+    const follower = networkFollower(network, { logger });
+    const state = await follower.init(new AbortController().signal);
+    await drain(follower, state);
+    const start = (await aptosHead(SLUG))!.latest.height;
+
+    // Stopped while 8 blocks are stored and all but the last 3 removed.
+    await generateAptosBlocks(network, 8, 1);
+    await applyRetention({ targets: [{ network, retention: aptosFamily.retention! }], env: { ...getEnv(), APTOS_DEVNET_KEEP_BLOCKS: 3 }, now: 0 });
+    const head = (await aptosHead(SLUG))!;
+    expect(head.earliest.height).toBe(start + 6n);
+
+    await drain(follower, state);
+    expect((await messagesOf(id)).map((m) => m.blockNumber)).toEqual([head.earliest.height, head.earliest.height + 1n, head.latest.height]);
+    expect(messages).toContain(`instant stream is at block ${start + 1n}, below the oldest block the chain keeps: skipping blocks ${start + 1n}..${start + 5n} (removed by retention)`);
+    await db().webhookSubscription.deleteMany({ where: { projectId } });
   });
 });

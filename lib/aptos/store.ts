@@ -98,18 +98,25 @@ export async function storeAptosBlocks(network: string, blocks: IngestBlock[], c
 }
 
 /**
- * Removes the blocks below `height` with their transactions and events, in one transaction (the
- * oldest block becomes `height`); as the index writer of `term`, when given.
+ * Removes the network's oldest blocks below `below`, at most `maxBlocks` of them, with their
+ * transactions and events, in one transaction (the oldest block left is what the ledger info
+ * reports as the oldest); as the retention worker of `term`, when given. Answers how many blocks
+ * and rows went.
  */
-export async function pruneAptosIndex(network: string, height: bigint, term?: LeaderTerm): Promise<void> {
-  const first = await db().aptosBlock.findUnique({ where: { network_height: { network, height } }, select: { firstVersion: true } });
-  if (!first) return;
-  await db().$transaction(
+export async function pruneAptosIndex(network: string, below: bigint, opts: { maxBlocks?: number; term?: LeaderTerm } = {}): Promise<{ blocks: number; rows: number }> {
+  return db().$transaction(
     async (tx) => {
-      await checkTerm(tx, term);
-      await tx.aptosEvent.deleteMany({ where: { network, version: { lt: first.firstVersion } } });
-      await tx.aptosTransaction.deleteMany({ where: { network, version: { lt: first.firstVersion } } });
-      await tx.aptosBlock.deleteMany({ where: { network, height: { lt: height } } });
+      await checkTerm(tx, opts.term);
+      const [gone] = await tx.$queryRaw<Array<{ blocks: number; last: bigint | null }>>`
+        WITH d AS (
+          DELETE FROM aptos_blocks WHERE network = ${network}
+            AND height IN (SELECT height FROM aptos_blocks WHERE network = ${network} AND height < ${below} ORDER BY height LIMIT ${opts.maxBlocks ?? 2 ** 31 - 1})
+          RETURNING last_version)
+        SELECT count(*)::int AS blocks, max(last_version) AS last FROM d`;
+      if (!gone || gone.last === null) return { blocks: 0, rows: 0 };
+      const events = await tx.aptosEvent.deleteMany({ where: { network, version: { lte: gone.last } } });
+      const txs = await tx.aptosTransaction.deleteMany({ where: { network, version: { lte: gone.last } } });
+      return { blocks: gone.blocks, rows: gone.blocks + events.count + txs.count };
     },
     { timeout: 60_000 },
   );

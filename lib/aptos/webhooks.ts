@@ -29,6 +29,7 @@ import { normalizeMoveFunction, normalizeMoveStructType } from "@/lib/webhooks/m
 import { supportedNetworks } from "@/lib/webhooks/schema";
 import type { TransactionCondition, WebhookEventType } from "@/lib/webhooks/types";
 import { ZERO_HASH } from "./ingest";
+import { aptosHead } from "./store";
 import {
   aptosBlocks,
   aptosHeadHeight,
@@ -359,6 +360,11 @@ class AptosChainSource implements ChainSource {
   async block(number: bigint, signal: AbortSignal): Promise<ChainBlockRef | null> {
     signal.throwIfAborted();
     return (await this.cache.block(number))?.ref ?? null;
+  }
+
+  async oldest(signal: AbortSignal): Promise<bigint | null> {
+    signal.throwIfAborted();
+    return (await aptosHead(this.network.slug))?.earliest.height ?? null;
   }
 
   /** Blocks from..to that the index holds, in height order, read WINDOW at a time. */

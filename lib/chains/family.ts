@@ -11,6 +11,7 @@ import type { Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import type { ChainSource } from "@/lib/webhooks/engine/source";
 import type { Services } from "@/lib/services";
+import type { LeaderTerm } from "@/lib/workers/leader-lock";
 import type { ClientFamily } from "./descriptor";
 
 /**
@@ -39,6 +40,21 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
+/**
+ * How far back a family keeps a network's index, and how its oldest blocks go: what the retention
+ * worker (lib/chains/retention.ts) applies to each network of the family.
+ */
+export interface IndexRetention {
+  /** The lowest height the network's index is to keep now, by its window in `env`; null keeps everything (no window, or nothing stored). */
+  keepFrom(network: Network, env: Env): Promise<bigint | null>;
+  /**
+   * Removes the network's oldest blocks below `below`, at most `maxBlocks` of them, with what is
+   * stored with them, in one transaction fenced by `term` (lib/workers/leader-lock.ts): a block is
+   * readable whole or gone. Answers how many blocks and rows went.
+   */
+  prune(network: Network, below: bigint, opts: { maxBlocks: number; term?: LeaderTerm }): Promise<{ blocks: number; rows: number }>;
+}
+
 /** Something a family runs in the background, started by the processes of its role. */
 export interface FamilyWorker {
   role: ProcessRole;
@@ -59,6 +75,8 @@ export interface ChainFamily {
   workers?(networks: readonly Network[], context: FamilyContext): FamilyWorker[];
   /** The playground's example values for a network, read from its chain or index (shaped as the client descriptor reads them). */
   examples?(network: Network): Promise<unknown>;
+  /** How its index stays bounded: without it, the family keeps no index of its own (or never prunes it). */
+  readonly retention?: IndexRetention;
   /** Its webhook part: without it, its networks have no webhooks followed. */
   readonly webhooks?: {
     /** A new chain source of the network (the engine keeps one per network). */

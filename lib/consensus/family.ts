@@ -5,6 +5,7 @@ import { startDevnetProducer } from "./devnet/producer";
 import { rpcMount } from "./endpoint";
 import { recentExamples } from "./examples";
 import { consensusClient } from "./family.client";
+import { latestHeight, pruneConsensusIndex } from "./store";
 import { startUpstreamFollower } from "./upstream/follower";
 
 export const consensusFamily: ChainFamily = {
@@ -20,4 +21,12 @@ export const consensusFamily: ChainFamily = {
     });
   },
   examples: (network) => recentExamples(network.slug),
+  retention: {
+    async keepFrom(network, env) {
+      const window = BigInt(network.source.kind === "upstream" ? env.CONSENSUS_UPSTREAM_RETAIN_BLOCKS : env.CONSENSUS_DEVNET_RETAIN_BLOCKS);
+      const latest = window > 0n ? await latestHeight(network.slug) : null;
+      return latest === null ? null : latest - window + 1n;
+    },
+    prune: (network, below, opts) => pruneConsensusIndex(network.slug, below, opts),
+  },
 };

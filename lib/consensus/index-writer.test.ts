@@ -8,8 +8,8 @@ import { captureLogs } from "@/lib/testing/logs";
 import { LeaderLock, LeadershipLostError } from "@/lib/workers/leader-lock";
 import { buildBlock, devnetChain, type PreviousBlock } from "./devnet/chain";
 import { startDevnetProducer } from "./devnet/producer";
-import { chainHead, INDEX_WRITER_KIND, insertBlocks, latestHeight } from "./store";
-import { deleteNetworkIndex, startUpstreamFollower } from "./upstream/follower";
+import { chainHead, deleteNetworkIndex, INDEX_WRITER_KIND, insertBlocks, latestHeight } from "./store";
+import { startUpstreamFollower } from "./upstream/follower";
 import { CometStandIn } from "./upstream/stand-in";
 
 // A network of its own: the other suites write the indexes of the catalog's networks.

@@ -8,9 +8,8 @@ import { connectTestDatabase } from "@/lib/testing/harness";
 import { devnetChain, buildBlock, type PreviousBlock } from "./devnet/chain";
 import { parseQuery } from "./query/parse";
 import { compileTxCount, compileTxQuery } from "./query/sql";
-import { insertBlocks } from "./store";
+import { deleteNetworkIndex, insertBlocks } from "./store";
 import type { IngestBlock, Tag } from "./types";
-import { deleteNetworkIndex } from "./upstream/follower";
 
 const NET = "store-test-1";
 const OTHER = "store-test-2";

@@ -2,9 +2,11 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { PoolClient } from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { z } from "zod";
 import { db, publicDb, rawTransaction } from "@/lib/db/client";
 import { RawJson } from "@/lib/jsonrpc/raw-json";
 import { storableExcerpt } from "@/lib/text";
+import { workerCursor } from "@/lib/workers/cursor";
 import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import { blockResultsJson, execResultJson, execResultOf, nativeBlockOf, nativeOf, nativeResultsOf, type StoredBlockResults, type StoredExecResult } from "./native";
 import { attributeTime, leadingNumber } from "./query/literals";
@@ -123,8 +125,11 @@ class AttrStats {
     }
   }
 
-  /** Adds the counts to the stored ones (same transaction as the rows they count). */
-  async save(client: PoolClient, network: string): Promise<void> {
+  /**
+   * Adds the counts to the stored ones (same transaction as the rows they count); with `sign` -1,
+   * takes them off (the rows went) and removes the counters left at zero.
+   */
+  async save(client: PoolClient, network: string, sign: 1 | -1 = 1): Promise<void> {
     if (this.keys.size === 0) return;
     // Sorted: concurrent writers lock the counter rows in one order.
     const byId = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
@@ -133,15 +138,23 @@ class AttrStats {
       `INSERT INTO consensus_attr_keys (network, key, txs, multi_txs)
        SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[])
        ON CONFLICT (network, key) DO UPDATE SET txs = consensus_attr_keys.txs + EXCLUDED.txs, multi_txs = consensus_attr_keys.multi_txs + EXCLUDED.multi_txs`,
-      [network, keys.map(([k]) => k), keys.map(([, c]) => c.txs), keys.map(([, c]) => c.multi)],
+      [network, keys.map(([k]) => k), keys.map(([, c]) => sign * c.txs), keys.map(([, c]) => sign * c.multi)],
     );
     const values = [...this.values].sort(byId).map(([, v]) => v);
     await client.query(
       `INSERT INTO consensus_attr_values (network, key, value, num, time, txs)
        SELECT $1, * FROM unnest($2::text[], $3::text[], $4::numeric[], $5::timestamptz[], $6::bigint[])
        ON CONFLICT (network, key, value) DO UPDATE SET txs = consensus_attr_values.txs + EXCLUDED.txs`,
-      [network, values.map((v) => v.key), values.map((v) => v.value), values.map((v) => v.num), values.map((v) => v.time), values.map((v) => v.txs)],
+      [network, values.map((v) => v.key), values.map((v) => v.value), values.map((v) => v.num), values.map((v) => v.time), values.map((v) => sign * v.txs)],
     );
+    if (sign > 0) return;
+    // Under the row locks the updates took: an ingestion counting one of these again waits, then inserts it anew.
+    await client.query(
+      `DELETE FROM consensus_attr_values v USING unnest($2::text[], $3::text[]) AS g(key, value)
+       WHERE v.network = $1 AND v.key = g.key AND v.value = g.value AND v.txs <= 0`,
+      [network, values.map((v) => v.key), values.map((v) => v.value)],
+    );
+    await client.query("DELETE FROM consensus_attr_keys WHERE network = $1 AND key = ANY($2::text[]) AND txs <= 0", [network, keys.map(([k]) => k)]);
   }
 }
 
@@ -214,6 +227,85 @@ export async function insertBlocks(network: string, blocks: IngestBlock[], opts:
       const [first, last] = stored.reduce<[bigint, bigint]>(([lo, hi], h) => [h < lo ? h : lo, h > hi ? h : hi], [stored[0]!, stored[0]!]);
       await client.query("SELECT pg_notify($1, $2)", [BLOCKS_STORED_CHANNEL, `${network}\t${first}\t${last}`]);
     }
+  });
+}
+
+/**
+ * What the index holds beside its rows (a worker cursor of the index writer's kind): the time of
+ * the chain's first block once that block is pruned, which a devnet's genesis document gives.
+ */
+const indexCursor = (network: string) => workerCursor(INDEX_WRITER_KIND, network, z.object({ genesisTime: z.string() }));
+
+/**
+ * Removes the network's oldest blocks below `below`, at most `maxBlocks` of them, with their
+ * transactions and attributes, in one transaction: a block is readable whole or gone, and the
+ * lowest one left is what status and resolveHeight report as the earliest. The one-condition
+ * counts lose what the removed transactions added (AttrStats, in the order ingestion locks the
+ * counters), so a total_count stays the number of transactions a search finds. The time of block 1
+ * is kept as the genesis time. As the retention worker of `term`, when given. Answers how many
+ * blocks and rows went.
+ */
+export async function pruneConsensusIndex(network: string, below: bigint, opts: { maxBlocks?: number; term?: LeaderTerm } = {}): Promise<{ blocks: number; rows: number }> {
+  return rawTransaction(async (client) => {
+    await checkTerm(client, opts.term);
+    // The blocks first: their row locks keep a concurrent deleteNetworkIndex from counting them off too.
+    const gone = await client.query<{ height: string; genesis_time: string | null }>(
+      `DELETE FROM consensus_blocks WHERE network = $1 AND height IN (SELECT height FROM consensus_blocks WHERE network = $1 AND height < $2 ORDER BY height LIMIT $3)
+       RETURNING height, CASE WHEN height = 1 THEN body->'block'->'header'->>'time' END AS genesis_time`,
+      [network, below.toString(), opts.maxBlocks ?? 2 ** 31 - 1],
+    );
+    if (gone.rows.length === 0) return { blocks: 0, rows: 0 };
+    const heights = gone.rows.map((r) => BigInt(r.height));
+    const [lo, hi] = heights.reduce<[bigint, bigint]>(([a, b], h) => [h < a ? h : a, h > b ? h : b], [heights[0]!, heights[0]!]);
+    const range = [network, lo.toString(), hi.toString()];
+    // The attribute tables lead with their key: a height range is read key by key (any PostgreSQL, no skip scan needed).
+    const attrs = await client.query<{ height: string; tx_index: number; key: string; value: string }>(
+      `DELETE FROM consensus_tx_attrs WHERE network = $1 AND key = ANY(ARRAY(SELECT key FROM consensus_attr_keys WHERE network = $1)) AND height BETWEEN $2 AND $3
+       RETURNING height, tx_index, key, value`,
+      range,
+    );
+    const blockAttrs = await client.query(
+      `WITH RECURSIVE k(key) AS (
+         (SELECT key FROM consensus_block_attrs WHERE network = $1 ORDER BY key LIMIT 1)
+         UNION ALL
+         SELECT (SELECT b.key FROM consensus_block_attrs b WHERE b.network = $1 AND b.key > k.key ORDER BY b.key LIMIT 1) FROM k WHERE k.key IS NOT NULL)
+       DELETE FROM consensus_block_attrs WHERE network = $1 AND key = ANY(ARRAY(SELECT key FROM k WHERE key IS NOT NULL)) AND height BETWEEN $2 AND $3`,
+      range,
+    );
+    const txs = await client.query("DELETE FROM consensus_txs WHERE network = $1 AND height BETWEEN $2 AND $3", range);
+    const byTx = new Map<string, Map<string, Set<string>>>();
+    for (const a of attrs.rows) {
+      const id = `${a.height}/${a.tx_index}`;
+      const tx = byTx.get(id) ?? new Map<string, Set<string>>();
+      byTx.set(id, tx);
+      const values = tx.get(a.key);
+      if (values) values.add(a.value);
+      else tx.set(a.key, new Set([a.value]));
+    }
+    const stats = new AttrStats();
+    for (const tx of byTx.values()) stats.addTx(tx);
+    await stats.save(client, network, -1);
+    const genesisTime = gone.rows.find((r) => r.genesis_time !== null)?.genesis_time;
+    if (genesisTime) await indexCursor(network).write(client, { genesisTime });
+    return { blocks: gone.rows.length, rows: gone.rows.length + attrs.rows.length + (blockAttrs.rowCount ?? 0) + (txs.rowCount ?? 0) };
+  });
+}
+
+/** The chain's genesis time: its first block's, kept when the block was pruned; null when nothing is stored. */
+export async function genesisTime(network: string): Promise<string | null> {
+  const kept = await indexCursor(network).read();
+  if (kept) return kept.genesisTime;
+  const first = await publicDb().consensusBlock.findFirst({ where: { network }, orderBy: { height: "asc" }, select: { body: true } });
+  return (first?.body as unknown as BlockResult | undefined)?.block.header.time ?? null;
+}
+
+/** Removes a network's index: its blocks, txs, attributes, counters and cursor (as the index writer of `term`, when given). */
+export async function deleteNetworkIndex(network: string, term?: LeaderTerm): Promise<void> {
+  const tables = ["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values", "consensus_txs", "consensus_blocks"];
+  await rawTransaction(async (client) => {
+    await checkTerm(client, term);
+    for (const table of tables) await client.query(`DELETE FROM ${table} WHERE network = $1`, [network]);
+    await client.query("DELETE FROM worker_cursors WHERE kind = $1 AND key = $2", [INDEX_WRITER_KIND, network]);
   });
 }
 

@@ -52,6 +52,7 @@ function hostDevnets(networks: readonly Network[], { env, databaseUrl, logger, m
       blockTimeSec: env.EVM_BLOCK_TIME_S,
       idleMs: env.EVM_DEVNET_IDLE_MS,
       saveBlocks: env.EVM_DEVNET_SAVE_BLOCKS,
+      retainBlocks: env.EVM_DEVNET_RETAIN_BLOCKS,
       host: env.DEVNET_HOST,
       advertiseHost: advertisedHost(env),
       logger: log,

@@ -16,6 +16,8 @@ import { services } from "@/lib/services";
 import type { UsageMeter } from "@/lib/usage/meter";
 import { allowanceOf } from "@/lib/usage/query";
 import { parseInput, SENTENCES } from "@/lib/validation";
+import type { Transaction } from "@/lib/workers/cursor";
+import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage, type MessageBilling } from "./actions";
 import { webhookUsageLabel } from "./catalog";
 import { toRecord, type WebhookRecord } from "./record";
@@ -295,22 +297,26 @@ export async function previewWebhook(network: Network, input: unknown): Promise<
 
 /**
  * Deletes delivery attempts older than `olderThan`, and finished messages (delivered or failed)
- * older than that, a batch at a time so that no statement holds locks for long. For the engine's
- * periodic worker; answers how many rows went.
+ * older than that, `batch` rows per transaction so that none holds locks for long; as the
+ * retention worker of `term` (lib/chains/retention.ts), when given. Answers how many rows went.
  */
-export async function sweepWebhookHistory(olderThan: Date, batch = 5000): Promise<{ attempts: number; messages: number }> {
-  let attempts = 0;
-  let messages = 0;
-  for (;;) {
-    const n = await db().$executeRaw`DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE started_at < ${olderThan} LIMIT ${batch})`;
-    attempts += n;
-    if (n < batch) break;
-  }
-  for (;;) {
-    const n = await db().$executeRaw`DELETE FROM webhook_messages WHERE id IN (SELECT id FROM webhook_messages WHERE created_at < ${olderThan} AND status <> 'PENDING' LIMIT ${batch})`;
-    messages += n;
-    if (n < batch) break;
-  }
+export async function sweepWebhookHistory(olderThan: Date, opts: { batch?: number; term?: LeaderTerm } = {}): Promise<{ attempts: number; messages: number }> {
+  const batch = opts.batch ?? 5000;
+  const sweep = async (remove: (tx: Transaction) => Promise<number>) => {
+    let total = 0;
+    for (;;) {
+      const n = await db().$transaction(async (tx) => {
+        await checkTerm(tx, opts.term);
+        return remove(tx);
+      });
+      total += n;
+      if (n < batch) return total;
+    }
+  };
+  const attempts = await sweep((tx) => tx.$executeRaw`DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE started_at < ${olderThan} LIMIT ${batch})`);
+  const messages = await sweep(
+    (tx) => tx.$executeRaw`DELETE FROM webhook_messages WHERE id IN (SELECT id FROM webhook_messages WHERE created_at < ${olderThan} AND status <> 'PENDING' LIMIT ${batch})`,
+  );
   return { attempts, messages };
 }
 

@@ -2,7 +2,7 @@ import { produceDevnetBlocks, type DevnetProducerOptions } from "@/lib/chains/de
 import { componentLogger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
 import type { WorkerHandle } from "@/lib/workers/worker";
-import { aptosCursor, APTOS_INDEX_KIND, pruneAptosIndex, storeAptosBlocks, type AptosCursor } from "../store";
+import { aptosCursor, APTOS_INDEX_KIND, storeAptosBlocks, type AptosCursor } from "../store";
 import type { IngestBlock } from "../types";
 import { buildBlock, devnetStateSchema, genesisBlock, userTxCountFor, type DevnetChain, type DevnetState } from "./chain";
 
@@ -43,25 +43,14 @@ function nextBlock(chain: DevnetChain, p: Position, timestampUs: bigint, userTxs
 
 const nowUs = () => BigInt(Date.now()) * 1000n;
 
-/** The devnet prunes its oldest blocks once per this many blocks (or per `keepBlocks`, when fewer). */
-const PRUNE_EVERY = 1000n;
-
-export interface AptosProducerOptions extends DevnetProducerOptions {
-  /** Blocks kept; older ones are removed as it goes, so the index answers like a pruned fullnode. 0 keeps all. */
-  keepBlocks?: number;
-}
-
 /**
  * Produces a block every `blockTimeMs` for an Aptos network that has no upstream
  * (lib/chains/devnet-producer.ts). A restart resumes from the stored cursor, balances and sequence
- * numbers included. With `keepBlocks`, the oldest blocks are removed as it goes, as a fullnode
- * prunes its history.
+ * numbers included. Its oldest blocks go as a fullnode prunes its history: lib/chains/retention.ts.
  */
-export function startAptosDevnetProducer(network: Network, opts: AptosProducerOptions): WorkerHandle {
+export function startAptosDevnetProducer(network: Network, opts: DevnetProducerOptions): WorkerHandle {
   const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
   const log = opts.logger ?? componentLogger("aptos", { network: network.slug });
-  const keep = BigInt(opts.keepBlocks ?? 0);
-  const every = keep < PRUNE_EVERY ? keep : PRUNE_EVERY;
   return produceDevnetBlocks<Position>(
     network.slug,
     {
@@ -75,7 +64,6 @@ export function startAptosDevnetProducer(network: Network, opts: AptosProducerOp
         await storeAptosBlocks(network.slug, [block], { next: next.cursor!, expected: p.cursor, term });
         p.cursor = next.cursor;
         p.state = next.state;
-        if (keep > 0n && height % every === 0n && height >= keep) await pruneAptosIndex(network.slug, height - keep + 1n, term);
       },
     },
     opts,
@@ -84,10 +72,11 @@ export function startAptosDevnetProducer(network: Network, opts: AptosProducerOp
 }
 
 /**
- * Generates `blocks` blocks with `userTxs` user transactions each after the stored head, in bulk
- * (tests and benchmarks): block times one second apart, ending now.
+ * Generates `blocks` blocks with `userTxs` user transactions each (a number, or one per height such
+ * as the live devnet's userTxCountFor) after the stored head, in bulk (tests and benchmarks): block
+ * times one second apart, ending now.
  */
-export async function generateAptosBlocks(network: Network, blocks: number, userTxs: number, opts: { batch?: number } = {}): Promise<void> {
+export async function generateAptosBlocks(network: Network, blocks: number, userTxs: number | ((height: bigint) => number), opts: { batch?: number } = {}): Promise<void> {
   const chain: DevnetChain = { chainId: Number(network.devnetChainId) };
   const resumed = await resume(network);
   if (resumed === "foreign") throw new Error(`${network.slug}: the index holds another chain`);
@@ -98,7 +87,8 @@ export async function generateAptosBlocks(network: Network, blocks: number, user
     const expected = p.cursor;
     const batchBlocks: IngestBlock[] = [];
     for (let i = 0; i < Math.min(batch, blocks - built); i++) {
-      const { block, next } = nextBlock(chain, p, start + BigInt(built + i) * 1_000_000n, userTxs);
+      const height = p.cursor ? BigInt(p.cursor.nextHeight) : 0n;
+      const { block, next } = nextBlock(chain, p, start + BigInt(built + i) * 1_000_000n, typeof userTxs === "number" ? userTxs : userTxs(height));
       batchBlocks.push(block);
       p = next;
     }

@@ -241,7 +241,7 @@ describe("an upstream Aptos network", () => {
 
     await drain();
     const meter = new UsageMeter();
-    const delivery = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50], pollMs: 20, meter, retention: false, projectIds: [projectId] });
+    const delivery = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50], pollMs: 20, meter, projectIds: [projectId] });
     try {
       // The console's and the API's "send test" takes the latest user transaction: the aborted one.
       const test = await fetch(`${gw.url}/v1/aptos/mainnet/webhooks/${matching}/test`, { method: "POST", headers: { "X-API-KEY": key } });

@@ -11,7 +11,7 @@ import { appHashAfter, devnetChain } from "../devnet/chain";
 import { abciInfo, commitFor, consensusParams, emptyMempool, genesis, genesisChunk, netInfo, validatorSet } from "../devnet/node";
 import { runMethod } from "../handlers";
 import { blockSize, bytesJson, goTime, nativeIsOurs, nativeTx, type NativeBlock } from "../native";
-import { getBlock, nativeBlock, nativeBlockResults, nativeBlocks, nativeExecResults, storedRange } from "../store";
+import { genesisTime, getBlock, nativeBlock, nativeBlockResults, nativeBlocks, nativeExecResults, storedRange } from "../store";
 import type { StatusResult, TxRecord } from "../types";
 import { UpstreamUnavailableError, upstreamClient } from "../upstream/client";
 import type { NativeParams } from "./params";
@@ -19,9 +19,11 @@ import type { NativeParams } from "./params";
 /** How many block metas /blockchain answers at most (CometBFT's limit). */
 export const BLOCKCHAIN_LIMIT = 20;
 
+const noBlocksYet = (network: Network) => internalError(`no blocks yet: ${network.slug} has not produced or ingested its first block`);
+
 async function range(network: Network): Promise<{ earliest: bigint; latest: bigint }> {
   const r = await storedRange(network.slug);
-  if (!r) throw internalError(`no blocks yet: ${network.slug} has not produced or ingested its first block`);
+  if (!r) throw noBlocksYet(network);
   return r;
 }
 
@@ -109,9 +111,9 @@ async function devnetNode(network: Network, method: CometbftMethod, p: NativePar
     }
     case "genesis":
     case "genesis_chunked": {
-      const { earliest } = await range(network);
-      const first = await getBlock(network.slug, earliest);
-      const doc = genesis(chain, first!.block.header.time);
+      const time = await genesisTime(network.slug);
+      if (time === null) throw noBlocksYet(network);
+      const doc = genesis(chain, time);
       if (method === "genesis") return { genesis: doc };
       const chunk = genesisChunk(doc, p.chunk ?? 0);
       if (typeof chunk === "string") throw internalError(chunk);

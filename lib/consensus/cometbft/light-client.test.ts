@@ -19,7 +19,8 @@ import {
 } from "@/lib/testing/light-client";
 import { captureLogs } from "@/lib/testing/logs";
 import { generateBlocks } from "../devnet/producer";
-import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "../upstream/follower";
+import { deleteNetworkIndex } from "../store";
+import { startUpstreamFollower, type FollowerHandle } from "../upstream/follower";
 import { CometStandIn } from "../upstream/stand-in";
 
 /**

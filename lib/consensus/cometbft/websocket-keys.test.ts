@@ -17,7 +17,7 @@ import { setOverage } from "@/lib/projects/plan";
 import { addTestNetworks, createTestProject, startTestGateway, withDeadDatabase, type TestGateway } from "@/lib/testing/harness";
 import { connectSocket, type SocketClient } from "@/lib/testing/socket";
 import { startDevnetProducer, type ProducerHandle } from "../devnet/producer";
-import { deleteNetworkIndex } from "../upstream/follower";
+import { deleteNetworkIndex } from "../store";
 import { POLICY_VIOLATION, SOCKET_LIMITS } from "./websocket";
 
 let gw: TestGateway;

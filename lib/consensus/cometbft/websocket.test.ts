@@ -7,8 +7,7 @@ import { startHttpServer } from "@/lib/server";
 import { addTestNetworks, createTestProject, startTestGateway, waitForStoredHeight, type TestGateway } from "@/lib/testing/harness";
 import { connectSocket, refusedUpgrade, type SocketMessage } from "@/lib/testing/socket";
 import { generateBlocks, startDevnetProducer, type ProducerHandle } from "../devnet/producer";
-import { nativeBlock, storedRange } from "../store";
-import { deleteNetworkIndex } from "../upstream/follower";
+import { deleteNetworkIndex, nativeBlock, storedRange } from "../store";
 import { freePort } from "@/lib/testing/ports";
 import { SLOW_CLIENT_REASON, SOCKET_LIMITS } from "./websocket";
 

@@ -8,7 +8,7 @@ import type { BlockResult, TxResult } from "../types";
 import { appHashAfter, buildBlock, devnetChain, lastResultsHash, type DevnetChain, type PreviousBlock } from "./chain";
 
 /** Transactions per block of the live devnet: a few, varying, sometimes none. */
-function txCountFor(height: bigint): number {
+export function txCountFor(height: bigint): number {
   const r = Number((height * 2654435761n) % 97n);
   return r < 10 ? 0 : 1 + (r % 8);
 }
@@ -70,10 +70,11 @@ export function startDevnetProducer(network: Network, opts: ProducerOptions): Pr
 }
 
 /**
- * Generates `blocks` blocks with `txsPerBlock` transactions each, after the stored head, in bulk
- * (for benchmarks and tests): block times are spaced one second apart ending now.
+ * Generates `blocks` blocks with `txsPerBlock` transactions each (a number, or one per height such
+ * as the live devnet's txCountFor), after the stored head, in bulk (for benchmarks and tests):
+ * block times are spaced one second apart ending now.
  */
-export async function generateBlocks(network: Network, blocks: number, txsPerBlock: number, opts: { batch?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
+export async function generateBlocks(network: Network, blocks: number, txsPerBlock: number | ((height: bigint) => number), opts: { batch?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
   const chain = devnetChain(network.slug, String(network.devnetChainId));
   const resumed = await resumeFrom(chain);
   if (resumed === "foreign") throw new Error(`${network.slug}: the index holds blocks of another chain`);
@@ -89,7 +90,8 @@ export async function generateBlocks(network: Network, blocks: number, txsPerBlo
     const batchBlocks = [];
     for (let i = 0; i < n; i++) {
       const t = new Date(Math.max(start + (built + i) * 1000, prev ? prev.time.getTime() + 1 : 0));
-      const { block, next } = buildBlock(chain, prev, t, txsPerBlock);
+      const height = prev ? prev.height + 1n : 1n;
+      const { block, next } = buildBlock(chain, prev, t, typeof txsPerBlock === "number" ? txsPerBlock : txsPerBlock(height));
       batchBlocks.push(block);
       prev = next;
       // Let the batches being stored stream on between blocks.

@@ -1,11 +1,10 @@
 import { followUpstream, RefusedError, type FollowedChain, type NodeHead, type UpstreamFollowerOptions } from "@/lib/chains/upstream-follower";
-import { db, rawTransaction } from "@/lib/db/client";
+import { db } from "@/lib/db/client";
 import { RpcError } from "@/lib/jsonrpc/errors";
 import { componentLogger, type Logger } from "@/lib/log";
 import type { Network } from "@/lib/networks";
-import { checkTerm, type LeaderTerm } from "@/lib/workers/leader-lock";
 import type { WorkerHandle } from "@/lib/workers/worker";
-import { INDEX_WRITER_KIND, insertBlocks } from "../store";
+import { deleteNetworkIndex, INDEX_WRITER_KIND, insertBlocks } from "../store";
 import type { IngestBlock } from "../types";
 import { UpstreamUnavailableError, upstreamClient, type CometClient } from "./client";
 import { ConversionError, toIngestBlock } from "./convert";
@@ -26,15 +25,6 @@ export type FollowerHandle = WorkerHandle;
 interface Position {
   next: bigint;
   prevHash: string | undefined;
-}
-
-/** Removes every stored block, tx and attribute of a network (as the index writer of `term`, when given). */
-export async function deleteNetworkIndex(network: string, term?: LeaderTerm): Promise<void> {
-  const tables = ["consensus_tx_attrs", "consensus_block_attrs", "consensus_attr_keys", "consensus_attr_values", "consensus_txs", "consensus_blocks"];
-  await rawTransaction(async (client) => {
-    await checkTerm(client, term);
-    for (const table of tables) await client.query(`DELETE FROM ${table} WHERE network = $1`, [network]);
-  });
 }
 
 async function storedHead(network: string): Promise<{ height: bigint; hash: string; chainId: string } | null> {

@@ -6,7 +6,8 @@ import { captureLogs } from "@/lib/testing/logs";
 import { connectSocket } from "@/lib/testing/socket";
 import { txHash, utf8 } from "../crypto";
 import { realBlock, realResults, txs } from "./fixtures";
-import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle } from "./follower";
+import { deleteNetworkIndex } from "../store";
+import { startUpstreamFollower, type FollowerHandle } from "./follower";
 import { CometStandIn } from "./stand-in";
 
 /**

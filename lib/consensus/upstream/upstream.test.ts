@@ -9,9 +9,9 @@ import { createTestProject, startTestGateway, type TestGateway } from "@/lib/tes
 import { captureLogs } from "@/lib/testing/logs";
 import { dataHash, fromBase64, headerHash, txHash, verifyTxProof, verifyVote } from "../crypto";
 import { generateBlocks } from "../devnet/producer";
-import { chainHead, latestHeight } from "../store";
+import { chainHead, deleteNetworkIndex, latestHeight } from "../store";
 import type { BlockResult, ConsensusParamsResult, NetInfoResult, StatusResult, TxRecord } from "../types";
-import { deleteNetworkIndex, startUpstreamFollower, type FollowerHandle, type FollowerOptions } from "./follower";
+import { startUpstreamFollower, type FollowerHandle, type FollowerOptions } from "./follower";
 import { goTime } from "../native";
 import { CometStandIn, toCometBlock, toCometBlockResults } from "./stand-in";
 

@@ -3,6 +3,8 @@ import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
+import { promisify } from "node:util";
+import { gunzip, gzip } from "node:zlib";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { killTied, spawnTied, stopLeftover } from "@/lib/process/children";
 import type { Network } from "@/lib/networks";
@@ -203,6 +205,8 @@ export interface AnvilStartOptions {
   /** Where it listens (default 127.0.0.1), and the host name in its URL (default: that address). */
   host?: string;
   advertiseHost?: string;
+  /** The newest blocks whose transactions and receipts it keeps (--transaction-block-keeper); 0 or unset: all. */
+  retainBlocks?: number;
   logger: Logger;
 }
 
@@ -214,6 +218,8 @@ export interface Anvil {
   /** Its state now (anvil_dumpState: gzipped JSON with its accounts, blocks and transactions). */
   dumpState(): Promise<Buffer>;
   blockNumber(): Promise<number>;
+  /** Stops (0) or sets its interval mining (evm_setIntervalMining). */
+  setIntervalMining(seconds: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -232,6 +238,7 @@ export async function startAnvil(o: AnvilStartOptions): Promise<Anvil> {
   const host = o.host ?? "127.0.0.1";
   const port = await freePort(host);
   const args = ["--host", host, "--port", String(port), "--chain-id", String(o.network.devnetChainId), "--block-time", String(o.blockTimeSec), "--state", statePath, "--state-interval", "30", "--silent"];
+  if (o.retainBlocks) args.push("--transaction-block-keeper", String(o.retainBlocks));
   const child = spawnTied(anvilBinary(), args, { pidFile, deathSignal: "TERM" });
   child.stdout?.resume();
   let stderr = "";
@@ -253,15 +260,37 @@ export async function startAnvil(o: AnvilStartOptions): Promise<Anvil> {
     async blockNumber() {
       return Number(await rpc<string>(local, "eth_blockNumber"));
     },
+    async setIntervalMining(seconds) {
+      await rpc<null>(local, "evm_setIntervalMining", [seconds]);
+    },
     stop: () => stopChild(child),
   };
 }
 
-async function rpc<T>(url: string, method: string): Promise<T> {
+/** anvil's state as anvil_dumpState writes it (the parts trimState reads; the rest is kept as it is). */
+interface DumpedState {
+  best_block_number: number | string;
+  blocks?: Array<{ header: { number: string | number } }>;
+  transactions?: Array<{ block_number: string | number }>;
+}
+
+/**
+ * A dumped state (gzipped JSON) with only the newest `keep` blocks and their transactions: anvil
+ * started from it answers as a pruned node (an older block is null), and goes on from its head.
+ */
+export async function trimState(dump: Buffer, keep: number): Promise<{ state: Buffer; blocks: number }> {
+  const state = JSON.parse((await promisify(gunzip)(dump)).toString("utf8")) as DumpedState;
+  const oldest = Number(state.best_block_number) - keep + 1;
+  state.blocks = (state.blocks ?? []).filter((b) => Number(b.header.number) >= oldest);
+  state.transactions = (state.transactions ?? []).filter((t) => Number(t.block_number) >= oldest);
+  return { state: await promisify(gzip)(JSON.stringify(state)), blocks: state.blocks.length };
+}
+
+async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
     signal: AbortSignal.timeout(30_000),
   });
   const answer = (await res.json()) as { result?: T; error?: { message?: string } };

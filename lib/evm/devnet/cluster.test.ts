@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -14,9 +15,10 @@ import { leaderLockName } from "@/lib/workers/leader-lock";
 import { answersRpc } from "./anvil";
 import { DevnetDirectory, startDevnetHosts, type DevnetHostOptions } from "./cluster";
 
-// A private copy of a catalog network: suites sharing the database never host it.
+// Private copies of a catalog network: suites sharing the database never host them.
 const network: Network = { ...networkBySlug("ethereum-holesky")!, slug: `evm-cluster-${randomBytes(4).toString("hex")}` };
 const fencedNetwork: Network = { ...network, slug: `${network.slug}-fenced` };
+const bounded: Network = { ...network, slug: `${network.slug}-bounded` };
 const logs = captureLogs();
 const dirs: string[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -27,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
-  for (const slug of [network.slug, fencedNetwork.slug]) {
+  for (const slug of [network.slug, fencedNetwork.slug, bounded.slug]) {
     await db().$executeRaw`DELETE FROM devnet_endpoints WHERE network = ${slug}`;
     await db().$executeRaw`DELETE FROM devnet_states WHERE network = ${slug}`;
   }
@@ -36,14 +38,14 @@ afterAll(async () => {
 });
 
 /** A web process's view of the devnets: its directory and the backends the node endpoint uses. */
-function webProcess(waitMs?: number) {
+function webProcess(waitMs?: number, net = network) {
   const directory = new DevnetDirectory({ databaseUrl, idleMs: 60_000, waitMs, logger: logs.logger });
   const backends = new EvmBackends();
   backends.configure({ devnets: directory, blockTimeMs: 1000 });
   stops.push(() => directory.stop());
   return {
     async rpc<T>(method: string, params: unknown[] = []): Promise<T> {
-      const answer = (await (await backends.poolFor(network)).send(JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }), { retryable: false })) as { result?: T; error?: unknown };
+      const answer = (await (await backends.poolFor(net)).send(JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }), { retryable: false })) as { result?: T; error?: unknown };
       if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
       return answer.result as T;
     },
@@ -51,11 +53,11 @@ function webProcess(waitMs?: number) {
 }
 
 /** A worker process (its own data directory, as on another host) that runs the devnets it holds. */
-async function workerProcess(memberId: string, o: { network?: Network; saveBlocks?: number } = {}) {
+async function workerProcess(memberId: string, o: { network?: Network; saveBlocks?: number; retainBlocks?: number } = {}) {
   const net = o.network ?? network;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "blockgate-devnet-host-"));
   dirs.push(dataDir);
-  const options: DevnetHostOptions = { databaseUrl, memberId, dataDir, blockTimeSec: 1, idleMs: 60_000, saveBlocks: o.saveBlocks ?? 2, host: "127.0.0.1", advertiseHost: "127.0.0.1", logger: logs.logger, pollMs: 200 };
+  const options: DevnetHostOptions = { databaseUrl, memberId, dataDir, blockTimeSec: 1, idleMs: 60_000, saveBlocks: o.saveBlocks ?? 2, retainBlocks: o.retainBlocks, host: "127.0.0.1", advertiseHost: "127.0.0.1", logger: logs.logger, pollMs: 200 };
   const host = startDevnetHosts([net], options);
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= host.stop());
@@ -182,4 +184,43 @@ describe("EVM devnets in a cluster", () => {
     expect(await savedBlock(slug)).toBeGreaterThanOrEqual(0);
     expect(await registration(slug)).toMatchObject({ url: null, holder: null });
   }, 30_000);
+
+  it("keeps its newest blocks: past twice as many, it is restarted from its state trimmed to them and goes on from its head", async () => {
+    const KEEP = 10;
+    await workerProcess("member-e", { network: bounded, retainBlocks: KEEP });
+    const web = webProcess(undefined, bounded);
+    const accounts = await web.rpc<string[]>("eth_accounts");
+    const tx = await web.rpc<string>("eth_sendTransaction", [{ from: accounts[0], to: accounts[1], value: "0x1234" }]);
+    const receipt = await until("the transfer mined", () => web.rpc<{ blockNumber: string } | null>("eth_getTransactionReceipt", [tx]).then((r) => r ?? undefined));
+    const before = (await registration(bounded.slug))!;
+    // Past twice the window at once: the next step restarts it.
+    await web.rpc("anvil_mine", [`0x${(2 * KEEP).toString(16)}`]);
+    const minedTo = Number(await web.rpc<string>("eth_blockNumber"));
+    const after = await until("the devnet restarted", async () => {
+      const r = await registration(bounded.slug);
+      return r?.url && r.url !== before.url ? r : undefined;
+    });
+    expect(after.url).not.toBe(before.url);
+    // The devnet's own clock may have mined a block or two since.
+    const restart = logs.messages.map((m) => new RegExp(`^restarted the devnet at block (\\d+) with its last ${KEEP} blocks`).exec(m)).find((m) => m !== null);
+    const restartedAt = Number(restart?.[1]);
+    expect(restartedAt).toBeGreaterThanOrEqual(minedTo);
+
+    // The chain goes on from the same head, its older blocks and transactions gone as from a pruned node.
+    const head = await until("the chain answering again", async () => Number(await web.rpc<string>("eth_blockNumber")));
+    expect(head).toBeGreaterThanOrEqual(restartedAt);
+    const at = (n: number) => web.rpc<{ hash: string; parentHash: string } | null>("eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+    expect(await at(restartedAt - KEEP)).toBeNull();
+    expect(await at(restartedAt - KEEP + 1)).not.toBeNull();
+    expect(await at(Number(receipt.blockNumber))).toBeNull();
+    expect(await web.rpc("eth_getTransactionByHash", [tx])).toBeNull();
+    const next = await until("a block mined after the restart", () => at(restartedAt + 1).then((b) => b ?? undefined));
+    expect(next.parentHash).toBe((await at(restartedAt))!.hash);
+    // The balance moved by the pruned transfer is still there: only history went.
+    expect(BigInt(await web.rpc<string>("eth_getBalance", [accounts[1], "latest"]))).toBeGreaterThan(10_000n * 10n ** 18n);
+
+    const [saved] = await db().$queryRaw<{ state: Uint8Array }[]>`SELECT state FROM devnet_states WHERE network = ${bounded.slug}`;
+    const state = JSON.parse(gunzipSync(saved!.state).toString("utf8")) as { blocks: unknown[] };
+    expect(state.blocks.length).toBeLessThanOrEqual(2 * KEEP);
+  }, 60_000);
 });

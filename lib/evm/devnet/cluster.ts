@@ -23,7 +23,7 @@ import type { DevnetLocator } from "../backends";
 import { checkTerm, LeadershipLostError, type LeaderTerm } from "@/lib/workers/leader-lock";
 import type { Transaction } from "@/lib/workers/cursor";
 import { startWorker, WORKER_DONE, type WorkerContext, type WorkerDone } from "@/lib/workers/worker";
-import { answersRpc, startAnvil, type Anvil, type DevnetStarted } from "./anvil";
+import { answersRpc, startAnvil, trimState, type Anvil, type DevnetStarted } from "./anvil";
 
 /** Where the holder announces a change of a network's URL (the payload is the network's slug). */
 const CHANNEL = "devnet_endpoints";
@@ -133,6 +133,13 @@ export interface DevnetHostOptions {
   idleMs: number;
   /** The state is saved every this many blocks. */
   saveBlocks: number;
+  /**
+   * The newest blocks the devnet keeps (EVM_DEVNET_RETAIN_BLOCKS): anvil keeps the transactions of
+   * these only, and once it holds this many blocks more than it started with, it is restarted
+   * from its state trimmed to them, so its memory, its state file and the saved state stay
+   * bounded. 0 or unset: all.
+   */
+  retainBlocks?: number;
   /** Where anvil listens, and the host name its URL is registered with. */
   host: string;
   advertiseHost: string;
@@ -186,6 +193,8 @@ interface Held {
   /** The lock's term it was started under: its writes are refused once another worker took over. */
   term: LeaderTerm | undefined;
   savedBlock: number;
+  /** Its block when it started: it holds the blocks it was started with and those mined since. */
+  startedAt: number;
   demandCheckedAt: number;
   cleanup?: () => Promise<void>;
 }
@@ -216,9 +225,10 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
       await write(tx);
     });
 
-  const save = async (h: Held): Promise<void> => {
-    const head = await h.anvil.blockNumber();
-    const state = await h.anvil.dumpState();
+  /** Saves the devnet's state (or `dumped`, a state taken from it), refused once its term is over. */
+  const save = async (h: Held, dumped?: { head: number; state: Buffer }): Promise<void> => {
+    const head = dumped?.head ?? (await h.anvil.blockNumber());
+    const state = dumped?.state ?? (await h.anvil.dumpState());
     await fenced(h.term, (tx) => tx.$executeRaw`
       INSERT INTO devnet_states (network, state, block_number, saved_at) VALUES (${slug}, ${state}, ${head}, now())
       ON CONFLICT (network) DO UPDATE SET state = EXCLUDED.state, block_number = EXCLUDED.block_number, saved_at = now()`);
@@ -233,7 +243,7 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     // Without a saved state, a state.json a single-process version kept here is loaded as it is.
     const saved = (await db().$queryRaw<{ state: Uint8Array }[]>`SELECT state FROM devnet_states WHERE network = ${slug}`)[0];
     if (saved) await writeFile(path.join(dir, "state.json"), await promisify(gunzip)(saved.state));
-    const anvil = await startAnvil({ network, dir, blockTimeSec: o.blockTimeSec, host: o.host, advertiseHost: o.advertiseHost, logger: log });
+    const anvil = await startAnvil({ network, dir, blockTimeSec: o.blockTimeSec, host: o.host, advertiseHost: o.advertiseHost, retainBlocks: o.retainBlocks, logger: log });
     try {
       // The NOTIFY goes out when the registration commits, and not at all when it is refused.
       await fenced(term, (tx) => tx.$executeRaw`
@@ -242,7 +252,8 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
           ON CONFLICT (network) DO UPDATE SET url = EXCLUDED.url, holder = EXCLUDED.holder, updated_at = now()
           RETURNING network)
         SELECT pg_notify(${CHANNEL}, ${slug}) FROM r`);
-      const h: Held = { anvil, term, savedBlock: await anvil.blockNumber(), demandCheckedAt: performance.now() };
+      const head = await anvil.blockNumber();
+      const h: Held = { anvil, term, savedBlock: head, startedAt: head, demandCheckedAt: performance.now() };
       if (o.onStarted) {
         try {
           h.cleanup = (await o.onStarted({ network, url: anvil.url })) ?? undefined;
@@ -258,11 +269,11 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
   };
 
   /**
-   * Stops the running devnet, saving its state and clearing its registration first while its term
-   * lasts. Once a write of its term was refused (`fencedOut`, or here), it writes nothing more: the
-   * new holder's state and registration stand.
+   * Stops the running devnet, saving its state (unless `saving` is false: it was just saved) and
+   * clearing its registration first while its term lasts. Once a write of its term was refused
+   * (`fencedOut`, or here), it writes nothing more: the new holder's state and registration stand.
    */
-  const release = async (fencedOut = false) => {
+  const release = async (fencedOut = false, saving = true) => {
     const h = held;
     held = undefined;
     if (!h) return;
@@ -270,7 +281,7 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
     const alive = h.anvil.child.exitCode === null && h.anvil.child.signalCode === null;
     if (!fencedOut) {
       try {
-        if (alive) {
+        if (alive && saving) {
           await save(h).catch((e: unknown) => {
             if (e instanceof LeadershipLostError) throw e;
             log.warn(`could not save the devnet's state: ${errorMessage(e)}`);
@@ -285,6 +296,23 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
       }
     }
     await h.anvil.stop();
+  };
+
+  /**
+   * Restarts the devnet from its state trimmed to the newest `keep` blocks, in the same tenure (no
+   * block mined meanwhile: the chain goes on from the same head). Calls in between wait for the new
+   * URL, as for a devnet starting (DevnetDirectory). The trimmed state is saved under the term
+   * first: a holder whose term is over restarts nothing.
+   */
+  const compact = async (h: Held, keep: number): Promise<Held> => {
+    await h.anvil.setIntervalMining(0);
+    const head = await h.anvil.blockNumber();
+    const trimmed = await trimState(await h.anvil.dumpState(), keep);
+    await save(h, { head, state: trimmed.state });
+    await release(false, false);
+    held = await launch(h.term);
+    log.info(`restarted the devnet at block ${head} with its last ${trimmed.blocks} blocks (${Math.round(trimmed.state.length / 1024)} kB of state)`);
+    return held;
   };
 
   /** One block time of running the devnet: stops it when asked, lost or idle, saves it every `saveBlocks` blocks. */
@@ -306,7 +334,15 @@ function hostDevnet(network: Network, o: DevnetHostOptions, ended: () => void): 
         return WORKER_DONE;
       }
     }
-    if ((await h.anvil.blockNumber()) >= h.savedBlock + o.saveBlocks) await save(h);
+    const head = await h.anvil.blockNumber();
+    const keep = o.retainBlocks ?? 0;
+    // Started from a compacted state, it holds `keep` blocks; from genesis (or anvil's own file, taken as such), all.
+    const heldFrom = h.startedAt >= keep ? h.startedAt - keep + 1 : 0;
+    if (keep > 0 && head - heldFrom + 1 >= 2 * keep) {
+      // The worker goes on with the new anvil (its state is this object).
+      Object.assign(h, await compact(h, keep));
+      held = h;
+    } else if (head >= h.savedBlock + o.saveBlocks) await save(h);
     return 0;
   };
 

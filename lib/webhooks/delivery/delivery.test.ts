@@ -79,7 +79,7 @@ async function receiver(respond?: Receiver["respond"]): Promise<Receiver> {
 }
 
 function worker(options: Partial<DeliveryOptions> = {}): DeliveryWorker {
-  const w = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50, 50, 50], pollMs: 20, leaseMarginMs: 500, meter: usage, retention: false, projectIds: [project.projectId], ...options });
+  const w = startDelivery({ timeoutMs: 2000, retryScheduleMs: [50, 50, 50], pollMs: 20, leaseMarginMs: 500, meter: usage, projectIds: [project.projectId], ...options });
   workers.push(w);
   return w;
 }

@@ -55,10 +55,9 @@ import { componentLogger, errorMessage, type Logger } from "@/lib/log";
 import { services } from "@/lib/services";
 import { linksTo, SpanKind, SpanStatusCode, withSpan, type Attributes, type Span } from "@/lib/tracing";
 import type { UsageMeter } from "@/lib/usage/meter";
-import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
+import { startWorker } from "@/lib/workers/worker";
 import { WEBHOOK_DELIVERY_CU, webhookUsageLabel } from "../catalog";
 import { MESSAGES_DUE_CHANNEL } from "../outbox";
-import { HISTORY_RETENTION_DAYS, sweepWebhookHistory } from "../service";
 import { decryptSigningKey } from "../signing-key";
 import { signatureHeaders } from "../signing";
 import type { DeliveryTarget } from "../url-guard";
@@ -103,7 +102,6 @@ export const LEASE_MARGIN_MS = 30_000;
 export function leaseMs(timeoutMs: number, marginMs: number): number {
   return HELD_ROUNDS * timeoutMs + marginMs;
 }
-const RETENTION_EVERY_MS = 3600_000;
 const SIGNING_KEYS_KEPT = 10_000;
 
 /** Decrypted signing keys by ciphertext: a key is decrypted once per worker, not per message. */
@@ -135,8 +133,6 @@ export interface DeliveryOptions {
   deactivateAfterMs: number;
   /** Default: the process's meter (lib/usage/meter.ts). */
   meter: UsageMeter;
-  /** Run the 30-day history sweep (one process in a cluster at a time). Default true. */
-  retention: boolean;
   logger: Logger;
   /** Only these projects' messages (tests and benchmarks that share a database); default all. */
   projectIds?: readonly string[];
@@ -169,7 +165,6 @@ function defaults(): Omit<DeliveryOptions, "resolve" | "projectIds" | "member"> 
     leaseMarginMs: LEASE_MARGIN_MS,
     deactivateAfterMs: DEACTIVATE_AFTER_MS,
     meter: services().meter,
-    retention: true,
     logger: componentLogger("webhook-delivery"),
   };
 }
@@ -186,7 +181,6 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     step: (_state, ctx) => delivery.step(ctx.signal),
     classify: () => ({ what: "could not claim webhook messages" }),
   });
-  const retention = o.retention ? startRetention(log) : undefined;
   const url = databaseUrl();
   const announcements = url
     ? listen({
@@ -209,7 +203,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     listening: announcements?.ready ?? Promise.resolve(),
     stop(options = {}) {
       stopped ??= (async () => {
-        await Promise.all([worker.stop(), retention?.stop(), announcements?.stop()]);
+        await Promise.all([worker.stop(), announcements?.stop()]);
         await delivery.stop(options.abandon ?? false);
       })();
       return stopped;
@@ -724,23 +718,4 @@ class SuccessRecorder {
     }
     this.writing = false;
   }
-}
-
-/** Deletes history older than 30 days, hourly, in one process of the cluster (an advisory lock). */
-function startRetention(log: Logger): WorkerHandle | undefined {
-  const url = databaseUrl();
-  if (!url) return undefined;
-  return startWorker<null>({
-    kind: "webhook-retention",
-    key: "all",
-    leader: { databaseUrl: url },
-    logger: log.child({ task: "retention" }),
-    init: async () => null,
-    step: async () => {
-      const swept = await sweepWebhookHistory(new Date(Date.now() - HISTORY_RETENTION_DAYS * 86_400_000));
-      if (swept.attempts + swept.messages > 0) log.info(swept, `deleted webhook history older than ${HISTORY_RETENTION_DAYS} days`);
-      return RETENTION_EVERY_MS;
-    },
-    classify: () => ({ what: "webhook history sweep failed", level: "warn" }),
-  });
 }

@@ -253,6 +253,25 @@ async function undoReorg(network: Network, source: ChainSource, stream: Stream, 
 }
 
 /**
+ * A stream's next block is missing: when the chain has forgotten it (retention removed it while
+ * the stream was stopped or behind), the stream goes on from the oldest block kept, as after a
+ * long stop; otherwise the block is not there yet and is waited for. Answers whether it moved.
+ */
+async function skipForgotten(source: ChainSource, stream: Stream, next: bigint, term: LeaderTerm | undefined, signal: AbortSignal, log: Logger): Promise<boolean> {
+  const oldest = await source.oldest?.(signal);
+  if (oldest === undefined || oldest === null || oldest <= next || !stream.at) return false;
+  log.warn(`${stream.name} stream is at block ${next}, below the oldest block the chain keeps: skipping blocks ${next}..${oldest - 1n} (removed by retention)`);
+  const value: CursorValue = { next: String(oldest), hash: stream.at.hash };
+  await rawTransaction(async (client) => {
+    await checkTerm(client, term);
+    await stream.cursor.write(client, value, { expected: stream.at });
+  });
+  stream.at = value;
+  stream.unlinked = true;
+  return true;
+}
+
+/**
  * Moves a stream towards `target`: one batch of blocks (or the undoing of a reorganisation).
  * Answers whether there is more to do right away.
  */
@@ -307,7 +326,8 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     }
     if (blocks.length === 0) {
       const first = fetched[0];
-      if (!first || linkTo === null) return false;
+      if (!first) return skipForgotten(source, stream, next, term, signal, log);
+      if (linkTo === null) return false;
       if (canReorg) {
         await undoReorg(network, source, stream, term, signal, log);
         return true;

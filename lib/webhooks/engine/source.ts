@@ -77,6 +77,12 @@ export interface ChainSource {
   head(signal: AbortSignal): Promise<bigint | null>;
   /** The block at a height, or null when the chain does not have it (yet, or any more). */
   block(number: bigint, signal: AbortSignal): Promise<ChainBlockRef | null>;
+  /**
+   * The oldest block the chain still has, for a chain that forgets its old blocks (an index kept
+   * to a window, lib/chains/retention.ts): a stream left below it goes on from there. Without it,
+   * a missing block is waited for.
+   */
+  oldest?(signal: AbortSignal): Promise<bigint | null>;
   /** The BLOCK_PERIOD message of a block, in the family's documented shape. */
   blockPeriodMessage(block: ChainBlockRef, signal: AbortSignal): Promise<unknown>;
   /** A matcher for these subscriptions (all LOG, or all TRANSACTION, of this network). */
