@@ -3,7 +3,7 @@ import { PLANS } from "@/lib/plans";
 import { retryAfterSeconds } from "@/lib/rate-limit";
 import type { Plan } from "@/lib/db/generated/enums";
 import type { RateLimiterRedis } from "rate-limiter-flexible";
-import { BackgroundReports, type SharedLimits } from "@/lib/limits/shared";
+import { BackgroundReports, HELD_BACK_SHARE, type SharedLimits } from "@/lib/limits/shared";
 
 /** Who a throughput limit counts for: a project, or on the free plan its account. */
 export interface ThroughputSubject {
@@ -84,7 +84,7 @@ export class RateLimiter implements ThroughputLimiter {
     const needed = Math.min(cu, limit);
     if (b.tokens < needed) return ((needed - b.tokens) / limit) * 1000;
     b.tokens -= cu;
-    if (this.shared?.mode === "shared") this.reports!.add(this.counter(rate), key, cu);
+    if (this.shared?.mode === "shared") this.reports!.add(this.counter(rate), key, cu, (rate * HELD_BACK_SHARE) / this.shared.liveWebProcesses());
     return 0;
   }
 

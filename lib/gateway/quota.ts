@@ -1,7 +1,7 @@
 import { db } from "@/lib/db/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
-import { REPORT_MS, type SharedLimits } from "@/lib/limits/shared";
+import { REPORT_MS, SLOW_REPORT_MS, type SharedLimits } from "@/lib/limits/shared";
 import { componentLogger, errorMessage } from "@/lib/log";
 import { PLANS, type PlanLimits } from "@/lib/plans";
 
@@ -16,6 +16,10 @@ interface Usage {
   shared: number;
   /** CU charged here and not yet counted in `shared` (reported or not). */
   unreported: number;
+  /** CU charged here and not yet sent to Redis (part of `unreported`). */
+  unsent: number;
+  /** The plan's allowance for the period (what the report threshold is a share of). */
+  allowance: number;
   /** When Redis's count was last asked for (wall-clock ms). */
   sharedAt: number;
   refreshedAt: number;
@@ -29,6 +33,8 @@ interface Usage {
 const REFRESH_MS = 30_000;
 /** While a project is being served, how often its count in Redis is read (the CU other processes charged). */
 const SHARED_READ_MS = 250;
+/** The share of its allowance a project's CU may wait in a process before they are reported to Redis at once (÷ live web processes). */
+const ALLOWANCE_HELD_BACK = 0.001;
 
 const secondsUntilReset = (limits: PlanLimits, now: number) => Math.max(1, Math.ceil((period(limits.period, now).end - now) / 1000));
 /** After a failed refresh, how long the last known numbers serve before the next attempt. */
@@ -105,6 +111,8 @@ export class QuotaTracker {
   /** Projects with CU not reported to Redis yet. */
   private readonly toReport = new Set<string>();
   private reporting?: NodeJS.Timeout;
+  /** `reporting` waits SLOW_REPORT_MS (no project held back enough to be reported sooner). */
+  private reportingSlowly = false;
   /** True from a failed refresh until one succeeds: the failure is logged once per streak. */
   private failing = false;
   private readonly log = componentLogger("quota");
@@ -134,7 +142,7 @@ export class QuotaTracker {
     const u = this.usage.get(projectId);
     const served = overageApplies(plan, overage);
     if (!u || u.periodStart !== start) {
-      const fresh: Usage = { periodStart: start, periodEnd: period(limits.period, now).end, stored: 0, local: 0, shared: 0, unreported: 0, sharedAt: 0, refreshedAt: 0, retryAt: 0 };
+      const fresh: Usage = { periodStart: start, periodEnd: period(limits.period, now).end, stored: 0, local: 0, shared: 0, unreported: 0, unsent: 0, allowance: limits.allowanceCu, sharedAt: 0, refreshedAt: 0, retryAt: 0 };
       this.usage.set(projectId, fresh);
       return this.refresh(projectId, fresh, now).then(() => {
         if (!served) this.enforce(fresh, limits, now);
@@ -195,8 +203,21 @@ export class QuotaTracker {
     u.local += cu;
     if (this.shared?.mode !== "shared") return;
     u.unreported += cu;
+    u.unsent += cu;
     this.toReport.add(projectId);
-    this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
+    // Reported at once in a batch when a thousandth of the allowance (÷ live web processes) is held
+    // back, else within SLOW_REPORT_MS: the processes together count at most that much late.
+    if (u.unsent >= (u.allowance * ALLOWANCE_HELD_BACK) / this.shared.liveWebProcesses()) {
+      if (this.reportingSlowly) {
+        clearTimeout(this.reporting);
+        this.reporting = undefined;
+      }
+      this.reportingSlowly = false;
+      this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
+    } else if (!this.reporting) {
+      this.reportingSlowly = true;
+      this.reporting = setTimeout(this.sendReports, SLOW_REPORT_MS);
+    }
   }
 
   /** The counter of the projects' CU in Redis, while limits are shared (its size and window are unused: every key is given its period's). */
@@ -231,16 +252,20 @@ export class QuotaTracker {
 
   private readonly sendReports = () => {
     this.reporting = undefined;
+    this.reportingSlowly = false;
     const counter = this.counter();
     const now = this.clock();
     for (const projectId of this.toReport) {
       const u = this.usage.get(projectId);
       if (!u) continue;
-      const cu = u.unreported;
+      // Sent once: what an earlier report has in flight is not sent again.
+      const cu = u.unsent;
+      u.unsent = 0;
       if (!counter) {
         u.unreported = 0;
         continue;
       }
+      if (cu <= 0) continue;
       const { key, ttlS } = QuotaTracker.sharedKey(projectId, u, now);
       counter
         .penalty(key, Math.ceil(cu), { customDuration: ttlS })

@@ -11,7 +11,7 @@ import { PLANS } from "@/lib/plans";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
 import { startRedis, type TestRedis } from "@/lib/testing/redis";
-import { SharedLimits } from "./shared";
+import { HELD_BACK_SHARE, SharedLimits, SLOW_REPORT_MS } from "./shared";
 
 // Two web processes of one cluster, in this test process: each gateway has its own limiter,
 // allowance and membership, and both share one real redis-server.
@@ -191,5 +191,29 @@ describe("limits shared through Redis", () => {
     gateways.forEach((g, i) => expect(g.logs.slice(logged[i])).toEqual([expect.stringMatching(/^limits: local/), "limits: shared"]));
     expect(gateways[0]!.limits.share()).toBe(1);
     expect((await batch(gateways[1]!.gw, p.apiKey)).servedCu).toBe(BATCH * CHAIN_ID_CU);
+  });
+});
+
+describe("reports to Redis", () => {
+  it("a key far from its rate is reported in bulk within SLOW_REPORT_MS; once a process holds back its share of HELD_BACK_SHARE, at once", async () => {
+    const limits = gateways[0]!.limits;
+    const limiter = new RateLimiter(limits);
+    const who = { projectId: `reports-${Date.now()}`, ownerId: "owner", plan: "BUSINESS" as const };
+    const rate = PLANS.BUSINESS.cuPerSecond!;
+    const counter = limits.counter("cu", rate, 1)!;
+    const counted = async () => (await counter.get(who.projectId))?.consumedPoints ?? 0;
+    // What one of the two live web processes may hold back before it reports at once.
+    const threshold = (rate * HELD_BACK_SHARE) / limits.liveWebProcesses();
+    expect(limits.liveWebProcesses()).toBe(2);
+    const below = Math.floor((threshold - 1) / CHAIN_ID_CU);
+    for (let i = 0; i < below; i++) expect(limiter.take(who, CHAIN_ID_CU)).toBe(0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await counted()).toBe(0);
+    await vi.waitFor(async () => expect(await counted()).toBe(below * CHAIN_ID_CU), { timeout: SLOW_REPORT_MS + 2_000, interval: 20 });
+    // Past the threshold: reported with the next report (REPORT_MS), not SLOW_REPORT_MS later.
+    const over = Math.ceil(threshold / CHAIN_ID_CU);
+    for (let i = 0; i < over; i++) expect(limiter.take(who, CHAIN_ID_CU)).toBe(0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await counted()).toBe((below + over) * CHAIN_ID_CU);
   });
 });

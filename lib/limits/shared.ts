@@ -11,6 +11,14 @@ export type LimitsMode = "local" | "shared";
 const COMMAND_TIMEOUT_MS = 500;
 /** How long what limits let through waits to be reported to Redis together (one command per key per report). */
 export const REPORT_MS = 5;
+/** How long a key's calls below its report threshold wait to be reported (BackgroundReports.add). */
+export const SLOW_REPORT_MS = 250;
+/**
+ * The share of a limit that each process may hold back from Redis (the report threshold of a
+ * process is this much of the limit ÷ live web processes): all processes together let a limit's
+ * window exceed it by at most this much, besides the reports' own delay.
+ */
+export const HELD_BACK_SHARE = 0.02;
 /** How often Redis is pinged: how soon a Redis gone silent is noticed, and one that came back is used again. */
 const PROBE_MS = 1_000;
 /** How long a key's counts in Redis (SharedCounts) outlive the last process renewing them: a process holding any renews them every COUNTS_RENEW_MS. */
@@ -74,6 +82,10 @@ export class SharedLimits {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+      // A report sends a command per key at once: written together and read back together, one
+      // system call each way instead of one per command (the gateway's CPU per request with shared
+      // limits: npm run bench -- cluster).
+      enableAutoPipelining: true,
     });
     this.redis.on("error", (e: unknown) => this.unreachable(e));
     this.redis.on("close", () => this.unreachable(new Error("connection closed")));
@@ -89,6 +101,11 @@ export class SharedLimits {
   /** What a limit enforced by this process alone is divided by: 1 while shared, the live web processes while local. */
   share(): number {
     return this.current === "shared" ? 1 : this.webProcesses();
+  }
+
+  /** The live web processes (at least 1), shared or not: what a limit's report threshold is divided by. */
+  liveWebProcesses(): number {
+    return this.webProcesses();
   }
 
   /**
@@ -197,8 +214,12 @@ export class SharedLimits {
  */
 export class BackgroundReports {
   private readonly refusedUntil = new Map<string, number>();
+  /** What was let through and not reported yet, by counter and key. */
   private readonly pending = new Map<RateLimiterRedis, Map<string, number>>();
+  /** The keys whose pending amount reached their threshold: reported at the next report. */
+  private readonly due = new Map<RateLimiterRedis, Set<string>>();
   private timer?: NodeJS.Timeout;
+  private slowTimer?: NodeJS.Timeout;
 
   /** `batchMs`: how long what is let through waits to be reported together; 0: reported at once (a limit of few, rare takes). */
   constructor(
@@ -216,13 +237,27 @@ export class BackgroundReports {
     return 0;
   }
 
-  /** Counts `points` for the key in `counter`, at the next report. */
-  add(counter: RateLimiterRedis, key: string, points: number): void {
+  /**
+   * Counts `points` for the key in `counter`. Reported at the next report once the key's unreported
+   * points reach `threshold`, and within SLOW_REPORT_MS otherwise: a process holds back at most
+   * `threshold` of a key at any time, so N processes let a window exceed the limit by at most N ×
+   * threshold (besides the report's own delay), while a key far from its limit costs Redis a
+   * command per threshold's worth of calls instead of one per call (0: every call reported).
+   */
+  add(counter: RateLimiterRedis, key: string, points: number, threshold = 0): void {
     let byKey = this.pending.get(counter);
     if (!byKey) this.pending.set(counter, (byKey = new Map()));
-    byKey.set(key, (byKey.get(key) ?? 0) + points);
-    if (this.batchMs === 0) this.send();
-    else this.timer ??= setTimeout(this.send, this.batchMs);
+    const total = (byKey.get(key) ?? 0) + points;
+    byKey.set(key, total);
+    if (total >= threshold) {
+      let keys = this.due.get(counter);
+      if (!keys) this.due.set(counter, (keys = new Set()));
+      keys.add(key);
+      if (this.batchMs === 0) this.send();
+      else this.timer ??= setTimeout(this.send, this.batchMs);
+    } else {
+      this.slowTimer ??= setTimeout(this.sendAll, SLOW_REPORT_MS);
+    }
   }
 
   /** Takes back points counted for the key (that turned out not to count): from the next report, or from Redis. */
@@ -234,20 +269,36 @@ export class BackgroundReports {
     if (points > fromPending) counter.reward(key, points - fromPending).catch((e: unknown) => this.shared.refusal(e));
   }
 
+  /** Reports the keys that reached their threshold. */
   private readonly send = () => {
     this.timer = undefined;
-    for (const [counter, byKey] of this.pending) {
-      for (const [key, points] of byKey) {
-        if (points <= 0) continue;
-        counter.consume(key, Math.ceil(points)).then(
-          // Used up: the next would be over, refused here already.
-          (res) => res.remainingPoints <= 0 && this.refuse(key, res.msBeforeNext),
-          (reason: unknown) => this.refuse(key, this.shared.refusal(reason)),
-        );
+    for (const [counter, keys] of this.due) {
+      const byKey = this.pending.get(counter);
+      for (const key of keys) {
+        const points = byKey?.get(key) ?? 0;
+        byKey?.delete(key);
+        this.report(counter, key, points);
       }
     }
-    this.pending.clear();
+    this.due.clear();
   };
+
+  /** Reports everything held back. */
+  private readonly sendAll = () => {
+    this.slowTimer = undefined;
+    for (const [counter, byKey] of this.pending) for (const [key, points] of byKey) this.report(counter, key, points);
+    this.pending.clear();
+    this.due.clear();
+  };
+
+  private report(counter: RateLimiterRedis, key: string, points: number): void {
+    if (points <= 0) return;
+    counter.consume(key, Math.ceil(points)).then(
+      // Used up: the next would be over, refused here already.
+      (res) => res.remainingPoints <= 0 && this.refuse(key, res.msBeforeNext),
+      (reason: unknown) => this.refuse(key, this.shared.refusal(reason)),
+    );
+  }
 
   private refuse(key: string, waitMs: number | undefined): void {
     if (waitMs !== undefined && waitMs > 0) this.refusedUntil.set(key, performance.now() + waitMs);
