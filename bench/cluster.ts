@@ -360,7 +360,7 @@ async function measureSubscriptions(opts: Options): Promise<Part> {
   const perSub = (bytes: number) => (bytes / subs).toFixed(0);
   const tableBytes = Number((await rawPool().query<{ b: string }>("SELECT pg_total_relation_size('webhook_subscriptions') AS b")).rows[0]!.b);
   // Held until here: the rows and the index are measured while alive.
-  if (built.out.addresses.length === 0) throw new Error("the index is empty");
+  if (built.out.size === 0) throw new Error("the index is empty");
   await rawPool().query("DELETE FROM webhook_subscriptions WHERE project_id = $1", [projectId]);
   const table = markdownTable(
     ["what", `at ${subs.toLocaleString("en-US")} subscriptions`, "per subscription"],
