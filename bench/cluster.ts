@@ -12,8 +12,10 @@
  * Targets (issue 25): server CPU per request (s)/(l) ≤ 1.10 at c=32; p50 added by (s) at c=1 < 0.2 ms.
  *
  * Subscriptions: what a network's active subscriptions cost its webhook follower
- * (lib/webhooks/engine/follower.ts): the signature query it runs at every head move (at least once
- * a second), the reload and index build when they changed, and the index's memory.
+ * (lib/webhooks/engine/follower.ts): the read of all of them at its start, the read it runs at every
+ * head move (at least once a second) when nothing changed, the start block update of every poll,
+ * the engine's look for networks to follow, a change and a deletion read and applied, and the
+ * memory of its matchers.
  *
  * Delivery: deliveries/s of one and of two delivery worker processes (bench/delivery-worker.ts:
  * what ROLE=worker runs for deliveries) emptying the same queue of due messages to local receivers
@@ -28,12 +30,12 @@ import { parseArgs } from "node:util";
 import { createUser } from "@/lib/auth/users";
 import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { Plan } from "@/lib/db/generated/enums";
-import { LogIndex } from "@/lib/evm/webhooks";
+import { EvmChainSource } from "@/lib/evm/webhooks";
 import { networkBySlug } from "@/lib/networks";
 import { createProject } from "@/lib/projects/service";
 import { freePort } from "@/lib/testing/ports";
 import { startRedis } from "@/lib/testing/redis";
-import { activeSubscriptions, subscriptionSignature } from "@/lib/webhooks/engine/follower";
+import { assignStartBlocks, networkFollower, networksWithSubscriptions, refreshSubscriptions } from "@/lib/webhooks/engine/follower";
 import { createWebhook } from "@/lib/webhooks/service";
 import { cleanup, tempDir } from "./cleanup";
 import { runLoad, type LoadResult } from "./load";
@@ -321,10 +323,10 @@ function heapAfterGc(): number {
 
 async function measureSubscriptions(opts: Options): Promise<Part> {
   const n = opts.subscriptions;
-  const network = "ethereum-mainnet";
+  const network = networkBySlug("ethereum-mainnet")!;
   const user = await createUser({ email: `bench-cluster-subs-${Date.now()}@example.com`, password: "correct horse battery" });
   const { projectId } = await createProject(user.id, "Cluster subscriptions bench");
-  const template = await createWebhook(projectId, networkBySlug(network)!, { eventType: "LOG", description: "template", notification: { webhookUrl: "http://127.0.0.1:9/hooks" }, condition: { address: `0x${"11".repeat(20)}`, topics: [`0x${"22".repeat(32)}`] } });
+  const template = await createWebhook(projectId, network, { eventType: "LOG", description: "template", notification: { webhookUrl: "http://127.0.0.1:9/hooks" }, condition: { address: `0x${"11".repeat(20)}`, topics: [`0x${"22".repeat(32)}`] } });
   log(`inserting ${n.toLocaleString("en-US")} active LOG subscriptions (one contract and topic each, as a follower sees them)…`);
   const t0 = performance.now();
   // Copies of a subscription made through the service, each on its own contract address.
@@ -336,48 +338,73 @@ async function measureSubscriptions(opts: Options): Promise<Part> {
     [template.subscriptionId, n],
   );
   await rawPool().query("UPDATE webhook_subscriptions SET start_block = 1 WHERE id = $1", [template.subscriptionId]);
-  await rawPool().query("ANALYZE webhook_subscriptions");
+  await rawPool().query("VACUUM ANALYZE webhook_subscriptions");
   const insertS = (performance.now() - t0) / 1000;
-  const time = async <T>(f: () => Promise<T>, rounds: number) => {
+  const subs = n + 1;
+  /** Median ms of `rounds` calls, and PostgreSQL's CPU µs per call. */
+  const time = async (f: (round: number) => Promise<unknown>, rounds: number) => {
     const ms: number[] = [];
-    let out: T | undefined;
+    const cpu = startCpuAccounting({ postgres: postgresPids });
     for (let i = 0; i < rounds; i++) {
       const t = performance.now();
-      out = await f();
+      await f(i);
       ms.push(performance.now() - t);
     }
-    return { ms: median(ms), out: out! };
+    return { ms: median(ms), pgUs: usPer(cpu(), "postgres", rounds) };
   };
-  const pgBefore = startCpuAccounting({ postgres: postgresPids });
-  const signature = await time(() => subscriptionSignature(network), 5);
-  const signatureCpu = pgBefore();
+  // The follower's own state and functions, over the EVM source of the network (no node is asked).
+  const source = new EvmChainSource(network);
+  const state = await networkFollower(network, { source }).init(new AbortController().signal);
+  const held = () => state.streams.reduce((sum, s) => sum + s.startOf.size, 0);
   const heap0 = heapAfterGc();
-  const loaded = await time(() => activeSubscriptions(network), 1);
-  const heapRows = heapAfterGc();
-  const built = await time(async () => new LogIndex(loaded.out), 1);
-  const heapIndex = heapAfterGc();
-  const subs = loaded.out.length;
-  const perSub = (bytes: number) => (bytes / subs).toFixed(0);
+  const full = await time(() => refreshSubscriptions(network.slug, source, state), 1);
+  const heapState = heapAfterGc() - heap0;
+  if (held() !== subs) throw new Error(`the follower holds ${held()} subscriptions, not ${subs}`);
+  const rounds = 200;
+  const poll = await time(() => refreshSubscriptions(network.slug, source, state), rounds);
+  const assign = await time(() => assignStartBlocks(network.slug, 2n), rounds);
+  const networks = await time(() => networksWithSubscriptions(), rounds);
+  // One subscription at a time given another contract (as a PATCH of its condition does, its
+  // start block then given at once), then read: what the follower does after each change.
+  const changes = 20;
+  const change = await time(async (i) => {
+    await rawPool().query(
+      `UPDATE webhook_subscriptions SET condition = jsonb_set(condition, '{address}', to_jsonb($2::text)), log_address = $2, start_block = 2 WHERE id = $1`,
+      [`wh_bench${i + 1}`, `0x${"33".repeat(19)}${(i + 16).toString(16).padStart(2, "0")}`],
+    );
+    await refreshSubscriptions(network.slug, source, state);
+  }, changes);
+  const deletion = await time(async (i) => {
+    await rawPool().query("DELETE FROM webhook_subscriptions WHERE id = $1", [`wh_bench${n - i}`]);
+    await refreshSubscriptions(network.slug, source, state);
+  }, changes);
+  if (held() !== subs - changes) throw new Error(`the follower holds ${held()} subscriptions after ${changes} deletions, not ${subs - changes}`);
   const tableBytes = Number((await rawPool().query<{ b: string }>("SELECT pg_total_relation_size('webhook_subscriptions') AS b")).rows[0]!.b);
-  // Held until here: the rows and the index are measured while alive.
-  if (built.out.addresses.length === 0) throw new Error("the index is empty");
   await rawPool().query("DELETE FROM webhook_subscriptions WHERE project_id = $1", [projectId]);
+  await rawPool().query("DELETE FROM webhook_subscription_deletions WHERE network = $1", [network.slug]);
+  const row = (what: string, t: { ms: number; pgUs: number }, per?: number) => [
+    what,
+    t.ms < 10 ? t.ms.toFixed(2) : t.ms.toFixed(0),
+    Number.isNaN(t.pgUs) ? "—" : t.pgUs < 10_000 ? (t.pgUs / 1000).toFixed(2) : (t.pgUs / 1000).toFixed(0),
+    per === undefined ? "—" : `${((t.ms * 1000) / per).toFixed(2)} µs`,
+  ];
   const table = markdownTable(
-    ["what", `at ${subs.toLocaleString("en-US")} subscriptions`, "per subscription"],
+    ["what", `ms at ${subs.toLocaleString("en-US")} subscriptions`, "PostgreSQL CPU, ms", "per subscription"],
     [
-      ["signature query (every head move, at least every 1 s), ms", signature.ms.toFixed(0), `${((signature.ms * 1000) / subs).toFixed(2)} µs`],
-      ["  PostgreSQL CPU of one signature query, ms", (usPer(signatureCpu, "postgres", 5) / 1000).toFixed(0), "—"],
-      ["reload of the active subscriptions (when one changed), ms", loaded.ms.toFixed(0), `${((loaded.ms * 1000) / subs).toFixed(2)} µs`],
-      ["LOG index build, ms", built.ms.toFixed(0), `${((built.ms * 1000) / subs).toFixed(2)} µs`],
-      ["heap: loaded rows, MiB", ((heapRows - heap0) / 2 ** 20).toFixed(0), `${perSub(heapRows - heap0)} B`],
-      ["heap: LOG index, MiB", ((heapIndex - heapRows) / 2 ** 20).toFixed(0), `${perSub(heapIndex - heapRows)} B`],
-      ["webhook_subscriptions with indexes, MiB", (tableBytes / 2 ** 20).toFixed(0), `${(tableBytes / subs).toFixed(0)} B`],
+      row("read of all (the follower's start, or a restart after a failure)", full, subs),
+      row("read when nothing changed (every head move, at least every 1 s)", poll),
+      row("start blocks given when none is new (every poll)", assign),
+      row("networks with active subscriptions (the engine, every 3 s in every worker process)", networks),
+      row("one subscription changed (condition), then read and applied", change),
+      row("one subscription deleted, then read and applied (its deletion forgotten)", deletion),
+      ["heap: the follower's matchers and start blocks, MiB", (heapState / 2 ** 20).toFixed(0), "—", `${(heapState / subs).toFixed(0)} B`],
+      ["webhook_subscriptions with indexes, MiB", (tableBytes / 2 ** 20).toFixed(0), "—", `${(tableBytes / subs).toFixed(0)} B`],
     ],
   );
   return {
     title: "Subscriptions: what a network's active subscriptions cost its follower",
     text: [
-      `${subs.toLocaleString("en-US")} active LOG subscriptions of one network (ethereum-mainnet), each on its own contract, inserted in ${insertS.toFixed(0)} s as copies of one made through the service. Timed in this process with the follower's own functions (lib/webhooks/engine/follower.ts subscriptionSignature, activeSubscriptions; lib/evm/webhooks.ts LogIndex); medians of 5 signature queries, one reload and one build. Heap after a full collection.`,
+      `${subs.toLocaleString("en-US")} active LOG subscriptions of one network (ethereum-mainnet), each on its own contract, inserted in ${insertS.toFixed(0)} s as copies of one made through the service. Timed in this process with the follower's own functions and state (lib/webhooks/engine/follower.ts refreshSubscriptions, assignStartBlocks, networksWithSubscriptions; the EVM matcher): one read of all, medians of ${rounds} reads that find nothing, of ${rounds} start block updates that give none and of ${rounds} looks for networks, of ${changes} changes and of ${changes} deletions each followed by the read that applies it. PostgreSQL CPU per call (its processes' CPU time over the calls, in 10 ms ticks). Heap after a full collection.`,
       "",
       table,
     ].join("\n"),

@@ -8,7 +8,7 @@ import { DEV_COIN, MARKET, USERS, VAULT } from "./devnet/accounts";
 import { generateAptosBlocks } from "./devnet/producer";
 import { deleteAptosIndex, pruneAptosIndex } from "./store";
 import type { AptosEventJson, UserTransactionJson } from "./types";
-import type { BlockMatch, ChainBlockRef, MatchableSubscription } from "@/lib/webhooks/engine/source";
+import type { BlockMatch, ChainBlockRef, MatchableSubscription, Matcher } from "@/lib/webhooks/engine/source";
 import type { TransactionCondition } from "@/lib/webhooks/types";
 import { AptosTransactionMatcher, aptosChainSource, SAMPLE_BLOCK, SAMPLE_TRANSACTION } from "./webhooks";
 
@@ -75,16 +75,24 @@ const full = (c: Partial<TransactionCondition>): TransactionCondition => ({
 const sub = (id: string, c: Partial<TransactionCondition>): MatchableSubscription => ({ id, eventType: "TRANSACTION", condition: full(c) });
 
 /** Runs a matcher of the source over every stored block, as a follower or a replay does. */
-async function runMatcher(subs: readonly MatchableSubscription[]): Promise<{ perBlock: Array<{ block: ChainBlockRef; matches: BlockMatch[] }>; bySub: Map<string, string[]> }> {
+async function runMatcher(
+  subs: readonly MatchableSubscription[],
+  edit?: (matcher: Matcher) => void,
+): Promise<{ perBlock: Array<{ block: ChainBlockRef; matches: BlockMatch[] }>; bySub: Map<string, string[]> }> {
   const source = aptosChainSource(network);
   const matcher = source.matcher(subs);
+  edit?.(matcher);
   const perBlock = [];
   const bySub = new Map<string, string[]>(subs.map((s) => [s.id, []]));
   for (let n = 0n; n <= head; n++) {
     const block = (await source.block(n, signal))!;
     const matches = await matcher.match(block, signal);
     perBlock.push({ block, matches });
-    for (const m of matches) bySub.get(m.subscriptionId)!.push(...m.messages.map((t) => (t as { hash: string }).hash));
+    for (const m of matches) {
+      const list = bySub.get(m.subscriptionId) ?? [];
+      bySub.set(m.subscriptionId, list);
+      list.push(...m.messages.map((t) => (t as { hash: string }).hash));
+    }
   }
   return { perBlock, bySub };
 }
@@ -240,6 +248,41 @@ describe("TRANSACTION matching", () => {
     // Depth 3 narrows: fewer epic listings than listings.
     expect(bySub.get("depth3")!.length).toBeLessThan(expectedFor({ eventType: listed, eventAccountAddress: "0x0" }).length);
     expect(bySub.get("evFee")).toEqual(users.map((t) => t.hash));
+  });
+
+  it("follows subscriptions changed one at a time: added, given a condition of another form, removed", async () => {
+    const entries = Object.entries(conditions);
+    const half = Math.floor(entries.length / 2);
+    const now = new Map(entries.map(([id, { c }]) => [id, c]));
+    const swaps: Array<[string, string]> = [
+      ["fnTransfer", "depth1"], // by function -> by an eventData field
+      ["depth1", "fnVault"], // and back
+      ["evFee", "bothCoinDeposit"], // an event alone -> a function and an event
+      ["depth3", "evListingHandle"], // a nested eventData field -> an event alone
+    ];
+    const { bySub } = await runMatcher(
+      entries.slice(0, half).map(([id, { c }]) => sub(id, c)),
+      (matcher) => {
+        for (const [id, { c }] of entries.slice(half)) matcher.put(sub(id, c));
+        for (const [id, like] of swaps) {
+          now.set(id, conditions[like]!.c);
+          matcher.put(sub(id, conditions[like]!.c));
+        }
+        for (const id of ["fnCoin", "depth2", entries[half + 1]![0]]) {
+          now.delete(id);
+          matcher.remove(id);
+        }
+        now.delete("evDeposit");
+        matcher.put({ id: "evDeposit", eventType: "BLOCK_PERIOD", condition: { period: 1 } });
+      },
+    );
+    for (const [id] of entries) {
+      const c = now.get(id);
+      expect(bySub.get(id) ?? [], id).toEqual(c ? expectedFor(c) : []);
+    }
+    expect(bySub.get("fnTransfer")).toEqual(expectedFor(conditions.depth1!.c));
+    expect(bySub.get("fnTransfer")!.length).toBeGreaterThan(0);
+    expect(bySub.get("fnCoin") ?? []).toEqual([]);
   });
 
   it("matches failed transactions that match: a failed call of the function, its fee statement", async () => {

@@ -24,6 +24,7 @@
  */
 import { AppError } from "@/lib/errors";
 import type { Network } from "@/lib/networks";
+import { Buckets, type Filed } from "@/lib/webhooks/engine/matching";
 import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher } from "@/lib/webhooks/engine/source";
 import { normalizeMoveFunction, normalizeMoveStructType } from "@/lib/webhooks/move-names";
 import { supportedNetworks } from "@/lib/webhooks/schema";
@@ -181,18 +182,14 @@ const canonicalAddress = remembered(standardAddress);
 
 const eventKey = (type: string, account: string) => `${type}\n${account}`;
 
-interface TxSubscription {
-  id: string;
-  /** Position in the matcher's input: matches come out in this order. */
+interface TxSubscription extends Filed {
+  /** When it was put: matches come out in this order. */
   order: number;
   fn: string | null;
   data: Record<string, unknown> | null;
-}
-
-/** Subscriptions of one (event type, account): unfiltered, or by the JSON of one top-level data field. */
-interface EventBucket {
-  any: TxSubscription[];
-  byField: Map<string, Map<string, TxSubscription[]>>;
+  /** Filed by an eventData field: its event's key and the field. */
+  event?: string;
+  field?: string;
 }
 
 const text = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
@@ -208,46 +205,65 @@ function conditionOf(raw: unknown): TransactionCondition {
   };
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
+/** The key of an event's subscriptions filed by one top-level eventData field's value. */
+const fieldKey = (event: string, field: string, value: unknown) => `${event}\n${field}\n${JSON.stringify(value)}`;
 
 /**
- * TRANSACTION matching for a set of subscriptions, indexed once: with payloadFunction alone, the
- * calls of it; with an event (type and account) alone, the transactions emitting it with matching
- * data; with both, the calls of the function that emit the event.
+ * TRANSACTION matching for a set of subscriptions, indexed once and then changed one at a time:
+ * with payloadFunction alone, the calls of it; with an event (type and account) alone, the
+ * transactions emitting it with matching data; with both, the calls of the function that emit the
+ * event.
  */
 export class AptosTransactionMatcher {
-  private readonly byFunction = new Map<string, TxSubscription[]>();
-  private readonly byEvent = new Map<string, EventBucket>();
+  private readonly byFunction = new Buckets<TxSubscription>();
+  /** By event key: those without an eventData field compared as a whole value. */
+  private readonly byEvent = new Buckets<TxSubscription>();
+  /** By fieldKey: the others, filed by the first such field. */
+  private readonly byField = new Buckets<TxSubscription>();
+  /** Per event key, the fields its subscriptions in byField are filed by, and how many each. */
+  private readonly fieldsOf = new Map<string, Map<string, number>>();
+  private puts = 0;
 
-  constructor(subscriptions: readonly MatchableSubscription[]) {
-    subscriptions.forEach((s, order) => {
-      if (s.eventType !== "TRANSACTION") return;
-      const c = conditionOf(s.condition);
-      const fn = c.payloadFunction === null ? null : canonicalFunction(c.payloadFunction);
-      const account = c.eventAccountAddress === null ? null : standardAddress(c.eventAccountAddress);
-      if (c.eventType === null || account === null) {
-        // No event to look for: by function alone (eventData filters only an event).
-        if (fn !== null) push(this.byFunction, fn, { id: s.id, order, fn, data: null });
-        return;
-      }
-      const sub: TxSubscription = { id: s.id, order, fn, data: c.eventData };
-      const key = eventKey(canonicalType(c.eventType), account);
-      let bucket = this.byEvent.get(key);
-      if (!bucket) this.byEvent.set(key, (bucket = { any: [], byField: new Map() }));
-      // Index by the first top-level field compared as a whole value (not a nested object).
-      const field = Object.entries(c.eventData ?? {}).find(([, v]) => v === null || typeof v !== "object" || Array.isArray(v));
-      if (!field) {
-        bucket.any.push(sub);
-        return;
-      }
-      let values = bucket.byField.get(field[0]);
-      if (!values) bucket.byField.set(field[0], (values = new Map()));
-      push(values, JSON.stringify(field[1]), sub);
-    });
+  constructor(subscriptions: readonly MatchableSubscription[] = []) {
+    for (const s of subscriptions) this.put(s);
+  }
+
+  /** Indexes a TRANSACTION subscription in place of the one of its id (another kind is only taken out). */
+  put(s: MatchableSubscription): void {
+    this.remove(s.id);
+    if (s.eventType !== "TRANSACTION") return;
+    const order = this.puts++;
+    const c = conditionOf(s.condition);
+    const fn = c.payloadFunction === null ? null : canonicalFunction(c.payloadFunction);
+    const account = c.eventAccountAddress === null ? null : standardAddress(c.eventAccountAddress);
+    if (c.eventType === null || account === null) {
+      // No event to look for: by function alone (eventData filters only an event).
+      if (fn !== null) this.byFunction.add({ id: s.id, key: fn, at: 0, order, fn, data: null });
+      return;
+    }
+    const event = eventKey(canonicalType(c.eventType), account);
+    // Filed by the first top-level field compared as a whole value (not a nested object).
+    const field = Object.entries(c.eventData ?? {}).find(([, v]) => v === null || typeof v !== "object" || Array.isArray(v));
+    if (!field) {
+      this.byEvent.add({ id: s.id, key: event, at: 0, order, fn, data: c.eventData });
+      return;
+    }
+    this.byField.add({ id: s.id, key: fieldKey(event, field[0], field[1]), at: 0, order, fn, data: c.eventData, event, field: field[0] });
+    let fields = this.fieldsOf.get(event);
+    if (!fields) this.fieldsOf.set(event, (fields = new Map()));
+    fields.set(field[0], (fields.get(field[0]) ?? 0) + 1);
+  }
+
+  remove(id: string): void {
+    this.byFunction.remove(id);
+    this.byEvent.remove(id);
+    const filed = this.byField.remove(id);
+    if (!filed) return;
+    const fields = this.fieldsOf.get(filed.event!)!;
+    const left = fields.get(filed.field!)! - 1;
+    if (left > 0) fields.set(filed.field!, left);
+    else fields.delete(filed.field!);
+    if (fields.size === 0) this.fieldsOf.delete(filed.event!);
   }
 
   /** Matches of these user transactions (one block's, in version order): one entry per subscription that matched. */
@@ -259,19 +275,21 @@ export class AptosTransactionMatcher {
       const rawFn = payload?.type === "entry_function_payload" ? text(payload.function) : null;
       const fn = rawFn === null ? null : canonicalFunction(rawFn);
       if (fn !== null) for (const s of this.byFunction.get(fn) ?? []) matched.add(s);
-      if (this.byEvent.size > 0) {
+      if (this.byEvent.size > 0 || this.fieldsOf.size > 0) {
         for (const e of Array.isArray(tx.events) ? tx.events : []) {
           const type = text(e?.type);
           const account = text(e?.guid?.account_address);
           if (type === null || account === null) continue;
-          const bucket = this.byEvent.get(eventKey(canonicalType(type), canonicalAddress(account)));
-          if (!bucket) continue;
-          const candidates = [bucket.any];
-          if (bucket.byField.size > 0 && e.data !== null && typeof e.data === "object" && !Array.isArray(e.data)) {
+          const event = eventKey(canonicalType(type), canonicalAddress(account));
+          const candidates: (readonly TxSubscription[])[] = [];
+          const any = this.byEvent.get(event);
+          if (any) candidates.push(any);
+          const fields = this.fieldsOf.get(event);
+          if (fields && e.data !== null && typeof e.data === "object" && !Array.isArray(e.data)) {
             const data = e.data as Record<string, unknown>;
-            for (const [field, values] of bucket.byField) {
+            for (const field of fields.keys()) {
               if (!Object.hasOwn(data, field)) continue;
-              const list = values.get(JSON.stringify(data[field]));
+              const list = this.byField.get(fieldKey(event, field, data[field]));
               if (list) candidates.push(list);
             }
           }
@@ -283,7 +301,11 @@ export class AptosTransactionMatcher {
           }
         }
       }
-      for (const s of matched) push(found, s, tx);
+      for (const s of matched) {
+        const list = found.get(s);
+        if (list) list.push(tx);
+        else found.set(s, [tx]);
+      }
     }
     return [...found.entries()].sort(([a], [b]) => a.order - b.order).map(([s, messages]) => ({ subscriptionId: s.id, messages }));
   }
@@ -392,6 +414,8 @@ class AptosChainSource implements ChainSource {
         signal.throwIfAborted();
         return index.matchTransactions(txs);
       },
+      put: (s) => index.put(s),
+      remove: (id) => index.remove(id),
     };
   }
 

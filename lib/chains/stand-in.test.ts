@@ -53,7 +53,7 @@ class StandInSource implements ChainSource {
   head = async () => (chain.height > 0n ? chain.height : null);
   block = async (n: bigint) => (n >= 1n && n <= chain.height ? blockRef(n) : null);
   blockPeriodMessage = async (b: ChainBlockRef) => ({ height: String(b.number), hash: b.hash });
-  matcher = () => ({ match: async () => [] });
+  matcher = () => ({ match: async () => [], put: () => {}, remove: () => {} });
   sample = async () => ({ height: "1", hash: hashOf(1n) });
 }
 

@@ -87,6 +87,40 @@ describe("migrations on a fresh embedded PostgreSQL", () => {
     }
   });
 
+  it("runs a migration's script as one query, as `prisma migrate deploy` does: semicolons in a function body and in comments, all of it or none", async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), "blockgate-migrate-script-"));
+    const url = new URL(server.superuserUrl);
+    url.pathname = "/script_test";
+    const write = (name: string, sql: string) =>
+      fs.mkdir(path.join(root, "prisma", "migrations", name), { recursive: true }).then(() => fs.writeFile(path.join(root, "prisma", "migrations", name, "migration.sql"), sql));
+    try {
+      await query(server.superuserUrl, "CREATE DATABASE script_test");
+      await write(
+        "20000101000000_trigger",
+        `-- A comment; with a semicolon.
+CREATE TABLE t (n int, doubled int);
+CREATE FUNCTION t_doubled() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.doubled := NEW.n * 2;
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER t_doubled BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION t_doubled();
+`,
+      );
+      expect(await applyMigrations(url.toString(), { root })).toEqual(["20000101000000_trigger"]);
+      await query(url.toString(), "INSERT INTO t (n) VALUES (21)");
+      expect(await query(url.toString(), "SELECT doubled FROM t")).toEqual([{ doubled: 42 }]);
+
+      await write("20000102000000_broken", "CREATE TABLE first_half (n int);\nSELECT 1 / 0;\n");
+      await expect(applyMigrations(url.toString(), { root })).rejects.toThrow(/division by zero/);
+      expect(await query(url.toString(), "SELECT to_regclass('first_half') AS t")).toEqual([{ t: null }]);
+    } finally {
+      await query(server.superuserUrl, "DROP DATABASE IF EXISTS script_test WITH (FORCE)");
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
   it("drops its shadow databases", async () => {
     const shadows = await query(server.url, "SELECT datname FROM pg_database WHERE datname LIKE 'prisma_migrate_shadow_db_%'");
     expect(shadows).toEqual([]);

@@ -148,6 +148,14 @@ class PgAdapters implements SqlMigrationAwareDriverAdapterFactory {
       throw err;
     }
     typeCharColumns(adapter);
+    // @prisma/adapter-pg cuts a script at every ";", inside function bodies and comments too, and
+    // runs the pieces one by one. PostgreSQL reads a script sent as one simple query itself and
+    // runs it in one implicit transaction, as the native engine behind `prisma migrate deploy`
+    // sends it: a migration applies whole or not at all. (No arguments: node-postgres then sends
+    // a simple query, which may hold many statements.)
+    adapter.executeScript = async (script) => {
+      await adapter.executeRaw({ sql: script, args: [], argTypes: [] });
+    };
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => typeCharColumns(await startTransaction(isolationLevel));
     const dispose = adapter.dispose.bind(adapter);

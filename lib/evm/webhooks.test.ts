@@ -17,8 +17,8 @@ function rng(seed: number) {
   };
 }
 
-function subscriptions(n: number): MatchableSubscription[] {
-  const r = rng(7);
+function subscriptions(n: number, seed = 7): MatchableSubscription[] {
+  const r = rng(seed);
   return Array.from({ length: n }, (_, i) => {
     const topics: (string | null)[] = [T0[r(3)]!];
     const extra = r(4);
@@ -68,6 +68,44 @@ describe("LogIndex", () => {
       const indexes = m.messages.map((x) => (x as { log_index: number }).log_index);
       expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
     }
+  });
+
+  it("matches what a scan does while subscriptions are added, changed and removed one at a time", () => {
+    const block = logs(300);
+    const all = subscriptions(6000);
+    const index = new LogIndex(all.slice(0, 4000));
+    const current = new Map(all.slice(0, 4000).map((s) => [s.id, s]));
+    const put = (s: MatchableSubscription) => {
+      index.put(s);
+      current.set(s.id, s);
+    };
+    const remove = (id: string) => {
+      index.remove(id);
+      current.delete(id);
+    };
+    all.slice(4000).forEach(put);
+    // New conditions for every third one (another seed: other addresses and topics).
+    subscriptions(1000, 13).forEach((s, i) => put({ ...s, id: `wh_${i * 3}` }));
+    for (let i = 1; i < 6000; i += 4) remove(`wh_${i}`);
+    // Put twice, turned into another kind, and an unknown id removed: nothing left behind.
+    put(all[6]!);
+    put(all[6]!);
+    index.put({ id: "wh_2", eventType: "BLOCK_PERIOD", condition: { period: 1 } });
+    current.delete("wh_2");
+    remove("wh_unknown");
+
+    const subs = [...current.values()];
+    const found = index.match(block, () => 1_700_000_000);
+    expect(found.length).toBeGreaterThan(50);
+    expect(new Map(found.map((m) => [m.subscriptionId, m.messages.map((x) => (x as { log_index: number }).log_index)]))).toEqual(scan(subs, block));
+    const rebuilt = new LogIndex(subs);
+    expect(index.size).toBe(rebuilt.size);
+    const sorted = (f: { addresses: string[]; topic0s: string[] }) => ({ addresses: [...f.addresses].sort(), topic0s: [...f.topic0s].sort() });
+    expect(sorted(index.rangeFilter())).toEqual(sorted(rebuilt.rangeFilter()));
+
+    for (const s of subs) index.remove(s.id);
+    expect(index.size).toBe(0);
+    expect(index.match(block, () => 1)).toEqual([]);
   });
 
   it("builds one entry per (address, topic0) and gives each log its SPEC message", () => {

@@ -16,6 +16,7 @@
  *   totalDifficulty) is null, never made up; withdrawal_count is then 0.
  */
 import { finalityDepthOf, type Network } from "@/lib/networks";
+import { Buckets, type Filed } from "@/lib/webhooks/engine/matching";
 import { ChainSourceError, type BlockMatch, type ChainBlockRef, type ChainSource, type MatchableSubscription, type Matcher, type RangeMatch } from "@/lib/webhooks/engine/source";
 import type { LogCondition, WebhookEventType } from "@/lib/webhooks/types";
 import { services } from "@/lib/services";
@@ -153,43 +154,57 @@ export function blockPeriodMessageOf(b: RpcBlock, logCount: number): Record<stri
   return out;
 }
 
-interface IndexedSub {
-  id: string;
+interface IndexedSub extends Filed {
   /** topics[1..3] of the condition (null: any value). */
-  rest: (string | null)[];
+  rest: readonly (string | null)[];
 }
+
+const NO_TOPICS: readonly (string | null)[] = [];
 
 /**
  * LOG matching indexed by (address, topic0): a log costs one map lookup plus a check of the few
- * subscriptions under its key, whatever the number of subscriptions.
+ * subscriptions under its key, whatever the number of subscriptions; so does a subscription put
+ * or removed.
  */
 export class LogIndex {
-  private readonly byKey = new Map<string, IndexedSub[]>();
-  readonly addresses: string[];
-  readonly topic0s: string[];
+  /** Under `${address}:${topic0}`. */
+  private readonly subs = new Buckets<IndexedSub>();
 
-  constructor(subscriptions: readonly MatchableSubscription[]) {
-    const addresses = new Set<string>();
-    const topic0s = new Set<string>();
-    for (const s of subscriptions) {
-      if (s.eventType !== "LOG") continue;
-      const c = s.condition as LogCondition;
-      const address = c.address.toLowerCase();
-      const topic0 = c.topics[0]?.toLowerCase();
-      if (!topic0) continue;
-      const key = `${address}:${topic0}`;
-      let list = this.byKey.get(key);
-      if (!list) this.byKey.set(key, (list = []));
-      list.push({ id: s.id, rest: c.topics.slice(1).map((t) => t?.toLowerCase() ?? null) });
-      addresses.add(address);
-      topic0s.add(topic0);
-    }
-    this.addresses = [...addresses];
-    this.topic0s = [...topic0s];
+  constructor(subscriptions: readonly MatchableSubscription[] = []) {
+    for (const s of subscriptions) this.put(s);
   }
 
+  /** Indexes a LOG subscription in place of the one of its id (another kind is only taken out). */
+  put(s: MatchableSubscription): void {
+    const c = s.eventType === "LOG" ? (s.condition as LogCondition) : null;
+    const topic0 = c?.topics[0]?.toLowerCase();
+    if (!c || !topic0) {
+      this.subs.remove(s.id);
+      return;
+    }
+    const rest = c.topics.length > 1 ? c.topics.slice(1).map((t) => t?.toLowerCase() ?? null) : NO_TOPICS;
+    this.subs.add({ id: s.id, key: `${c.address.toLowerCase()}:${topic0}`, at: 0, rest });
+  }
+
+  remove(id: string): void {
+    this.subs.remove(id);
+  }
+
+  /** How many (address, topic0) keys have subscriptions. */
   get size(): number {
-    return this.byKey.size;
+    return this.subs.size;
+  }
+
+  /** The subscriptions' addresses and topics[0]: the filter of an eth_getLogs over a range. */
+  rangeFilter(): { addresses: string[]; topic0s: string[] } {
+    const addresses = new Set<string>();
+    const topic0s = new Set<string>();
+    for (const key of this.subs.keys()) {
+      const colon = key.indexOf(":");
+      addresses.add(key.slice(0, colon));
+      topic0s.add(key.slice(colon + 1));
+    }
+    return { addresses: [...addresses], topic0s: [...topic0s] };
   }
 
   /**
@@ -202,7 +217,7 @@ export class LogIndex {
     for (const log of logs) {
       const t0 = log.topics[0];
       if (t0 === undefined) continue;
-      const candidates = this.byKey.get(`${log.address.toLowerCase()}:${t0.toLowerCase()}`);
+      const candidates = this.subs.get(`${log.address.toLowerCase()}:${t0.toLowerCase()}`);
       if (!candidates) continue;
       let message: LogMessage | undefined;
       for (const c of candidates) {
@@ -338,16 +353,19 @@ export class EvmChainSource implements ChainSource {
         return index.match(logs, () => block.timestamp);
       },
       matchRange: (from, to, signal) => this.matchRange(index, from, to, signal),
+      put: (s) => index.put(s),
+      remove: (id) => index.remove(id),
     };
   }
 
   /** eth_getLogs over the range, filtered by the subscriptions' addresses and topic0s, grouped by block. */
   private async matchRange(index: LogIndex, from: bigint, to: bigint, signal: AbortSignal): Promise<RangeMatch[]> {
     if (index.size === 0 || from > to) return [];
+    const { addresses, topic0s } = index.rangeFilter();
     const logs: RpcLog[] = [];
     const fetchRange = async (a: bigint, b: bigint): Promise<void> => {
       try {
-        const got = await this.rpc<RpcLog[]>("eth_getLogs", [{ fromBlock: hex(a), toBlock: hex(b), address: index.addresses, topics: [index.topic0s] }], signal);
+        const got = await this.rpc<RpcLog[]>("eth_getLogs", [{ fromBlock: hex(a), toBlock: hex(b), address: addresses, topics: [topic0s] }], signal);
         if (!Array.isArray(got)) throw new ChainSourceError("eth_getLogs: not a list");
         logs.push(...got);
       } catch (e) {

@@ -3,16 +3,16 @@
 // viem reads from the same node. Followers are stepped by hand (automine: blocks come when asked).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, createTestClient, createWalletClient, http, pad, type Address, type Hash } from "viem";
-import { db, disconnectDb } from "@/lib/db/client";
+import { db, disconnectDb, rawPool } from "@/lib/db/client";
 import { DEVNET_CONTRACTS, Emitter } from "@/lib/evm/devnet/contracts";
 import { spawnAnvil, type BareAnvil } from "@/lib/evm/testing";
 import { buildCatalog, configureNetworks, finalityDepthOf, networkBySlug, type Network } from "@/lib/networks";
 import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
 import { services } from "@/lib/services";
 import { previewMatches, replayBlocks, resendMessage, sendTestMessage } from "../actions";
-import { consoleBilling, createWebhook } from "../service";
+import { consoleBilling, createWebhook, deleteWebhook, updateWebhook } from "../service";
 import { CursorConflictError } from "@/lib/workers/cursor";
-import { networkFollower, type NetworkFollower } from "./follower";
+import { networkFollower, networksWithSubscriptions, type NetworkFollower } from "./follower";
 
 const SLUG = "optimism-sepolia";
 const PING = DEVNET_CONTRACTS.emitter.events.Ping.topic0;
@@ -302,6 +302,158 @@ describe("followers", () => {
     expectGapFree(list);
   });
 });
+
+describe("subscription changes", () => {
+  /** What a follower matches with: per stream, its subscriptions among `ids` and their start blocks. */
+  const held = (f: Awaited<ReturnType<typeof follower>>, ids: readonly string[]) =>
+    f.state.streams.map((s) => [s.name, ids.flatMap((id) => [s.startOf.get(id), s.periodSubs.get(id)?.startBlock].filter((b) => b !== undefined).map((b) => [id, b]))]);
+
+  it("a follower applies each change it reads: new, new condition, turned off and on again, deleted, deleted with their project", async () => {
+    const f = await follower();
+    const a = await logSub([PING, pad(alice)]);
+    const b = await logSub([PING, pad(bob)]);
+    const period = await subscribe({ eventType: "BLOCK_PERIOD", isInstant: false, condition: { period: 1 } });
+    const other = await createTestProject("Engine, deleted", "DEVELOPER");
+    const c = (await createWebhook(other.projectId, network, { eventType: "LOG", isInstant: true, description: "deleted with its project", notification: { webhookUrl: "http://127.0.0.1:9/hook" }, condition: { address: emitter, topics: [PING] } })).subscriptionId;
+    const ids = [a, b, period, c];
+    await drain(f);
+    await inOneBlock(async () => {
+      await ping(alice, 1n);
+      await ping(bob, 2n);
+    });
+    await drain(f);
+    expect((await rows(a)).length).toBe(1);
+    expect((await rows(b)).length).toBe(1);
+    expect(payloadOf((await rows(c))[0]!).event.messages).toHaveLength(2);
+
+    const scope = { projectId };
+    await updateWebhook(scope, a, { condition: { address: emitter, topics: [PING, pad(bob)] } });
+    await updateWebhook(scope, b, { isActive: false });
+    await deleteWebhook(scope, period);
+    await db().project.delete({ where: { id: other.projectId } });
+    await drain(f); // gives a its new start block; the changes are read at the next block
+    await inOneBlock(async () => {
+      await ping(alice, 3n);
+      await ping(bob, 4n);
+    });
+    await drain(f);
+    // What it holds now is what a follower reading them all holds.
+    expect(held(f, ids)).toEqual(held(await follower(), ids));
+    expect(held(f, ids).flatMap(([, subs]) => subs as unknown[])).toHaveLength(1);
+    // a now matches bob's pings only, from the block after the head at its change; b is off.
+    const [, second, ...more] = await rows(a);
+    expect(more).toEqual([]);
+    expect(payloadOf(second!).event.messages!.map((m) => (m.topics as string[])[1])).toEqual([pad(bob).toLowerCase()]);
+    expect((await rows(b)).length).toBe(1);
+
+    await updateWebhook(scope, b, { isActive: true });
+    await drain(f);
+    await ping(bob, 5n);
+    await drain(f);
+    expect((await rows(b)).length).toBe(2);
+    expect(held(f, ids)).toEqual(held(await follower(), ids));
+  });
+
+  it("a change committed after a later transaction's change was read is still seen", async () => {
+    const f = await follower();
+    const x = await logSub([PING, pad(alice)]);
+    const y = await logSub([PING, pad(bob)]);
+    await drain(f);
+    await mine(1);
+    await drain(f);
+    const count = () => held(f, [x, y]).flatMap(([, subs]) => subs as unknown[]).length;
+    expect(count()).toBe(2);
+    const client = await rawPool().connect();
+    try {
+      // x's transaction takes its number first and commits last.
+      await client.query("BEGIN");
+      await client.query("UPDATE webhook_subscriptions SET is_active = false WHERE id = $1", [x]);
+      await updateWebhook({ projectId }, y, { isActive: false });
+      await mine(1);
+      await drain(f);
+      expect(count()).toBe(1);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    await mine(1);
+    await drain(f);
+    expect(count()).toBe(0);
+  });
+
+  it("a check that finds nothing changed, and the engine's look for networks to follow, read a few rows of webhook_subscriptions, not one per subscription", async () => {
+    const f = await follower();
+    const template = await logSub([PING, pad(alice)]);
+    const n = 3000;
+    await rawPool().query(
+      `INSERT INTO webhook_subscriptions (id, project_id, network, event_type, description, webhook_url, is_instant, is_active, condition, log_address, log_topic0, start_block, signing_key, created_at, updated_at)
+       SELECT 'wh_many' || g, s.project_id, s.network, s.event_type, s.description, s.webhook_url, s.is_instant, true,
+              jsonb_set(s.condition::jsonb, '{address}', to_jsonb(a.addr)), a.addr, s.log_topic0, 1, s.signing_key, now(), now()
+       FROM webhook_subscriptions s, generate_series(1, $2::int) g, LATERAL (SELECT '0x' || lpad(to_hex(g), 40, '0') AS addr) a WHERE s.id = $1`,
+      [template, n],
+    );
+    await rawPool().query("ANALYZE webhook_subscriptions");
+    await mine(1);
+    await drain(f);
+    expect(f.state.streams[0]!.startOf.size).toBeGreaterThanOrEqual(n + 1);
+
+    // The next check: a new block makes the follower look at the subscriptions again.
+    expect(
+      await rowsRead(async () => {
+        await mine(1);
+        await drain(f);
+      }),
+    ).toBeLessThan(50);
+    let found: string[] = [];
+    expect(
+      await rowsRead(async () => {
+        found = await networksWithSubscriptions();
+      }),
+    ).toBeLessThan(50);
+    expect(found).toContain(SLUG);
+    expect(found).toEqual([...new Set(found)].sort());
+    await rawPool().query("DELETE FROM webhook_subscriptions WHERE id LIKE 'wh_many%'");
+  });
+});
+
+/**
+ * The rows of webhook_subscriptions that the statements `work` sends through the raw pool read:
+ * each run again under EXPLAIN ANALYZE and rolled back, its plan's rows of the table counted
+ * (returned, and removed by a filter or a recheck).
+ */
+async function rowsRead(work: () => Promise<unknown>): Promise<number> {
+  const pool = rawPool();
+  const sent: { text: string; values?: unknown[] }[] = [];
+  const query = pool.query.bind(pool);
+  pool.query = ((config: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
+    sent.push(typeof config === "string" ? { text: config, values } : config);
+    return query(config as never, values as never);
+  }) as typeof pool.query;
+  try {
+    await work();
+  } finally {
+    pool.query = query;
+  }
+  const readOf = (plan: Record<string, unknown>): number =>
+    (plan["Relation Name"] === "webhook_subscriptions"
+      ? ((plan["Actual Rows"] as number) + ((plan["Rows Removed by Filter"] as number | undefined) ?? 0) + ((plan["Rows Removed by Index Recheck"] as number | undefined) ?? 0)) * (plan["Actual Loops"] as number)
+      : 0) + ((plan.Plans as Record<string, unknown>[] | undefined) ?? []).reduce((sum, p) => sum + readOf(p), 0);
+  const touching = sent.filter((q) => q.text.includes("webhook_subscriptions"));
+  expect(touching.length).toBeGreaterThan(0);
+  const client = await pool.connect();
+  let read = 0;
+  try {
+    for (const q of touching) {
+      await client.query("BEGIN");
+      const { rows: explained } = await client.query<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values);
+      await client.query("ROLLBACK");
+      read += readOf(explained[0]!["QUERY PLAN"][0].Plan);
+    }
+  } finally {
+    client.release();
+  }
+  return read;
+}
 
 describe("actions", () => {
   it("replay queues what matched, marked replayed; preview answers the last 100 blocks and creates nothing", async () => {

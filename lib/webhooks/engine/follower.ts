@@ -22,6 +22,11 @@
  * (new, or its condition changed) gets the chain head at first sight: it matches only later
  * blocks. After a long stop a stream catches up at most CATCH_UP_LIMIT blocks and skips older ones
  * (logged; replay covers them).
+ *
+ * A follower reads its network's subscriptions all at once when it starts (and when it starts over
+ * after a failure); then, when the head moves and at least every second, only those changed or
+ * deleted since its last read, each applied to the matchers on its own (refreshSubscriptions): with
+ * a million subscriptions, a read that finds nothing costs what it costs with ten.
  */
 import { z } from "zod";
 import { db, rawPool, rawTransaction, type RawClient } from "@/lib/db/client";
@@ -53,34 +58,53 @@ type CursorValue = z.infer<typeof cursorSchema>;
 
 type StreamName = "instant" | "final";
 
-interface ActiveSubscription {
-  id: string;
-  eventType: WebhookEventType;
-  condition: unknown;
-  isInstant: boolean;
-  period: number | null;
+/** A BLOCK_PERIOD subscription as its stream fires it. */
+interface PeriodSubscription {
   startBlock: bigint;
+  period: number;
 }
 
-interface Stream {
-  name: StreamName;
+/** What a stream matches blocks with: no more of the subscriptions is kept. */
+interface StreamSubscriptions {
   instant: boolean;
+  /** Start blocks of the subscriptions in the matcher (LOG, TRANSACTION). */
+  startOf: Map<string, bigint>;
+  matcher: Matcher;
+  periodSubs: Map<string, PeriodSubscription>;
+}
+
+/** A subscription as read now; `live` (active, with a start block): matched, else only forgotten. */
+interface SubscriptionRow {
+  id: string;
+  eventType: WebhookEventType | null;
+  condition: unknown;
+  isInstant: boolean | null;
+  period: number | null;
+  startBlock: string | null;
+  live: boolean;
+}
+
+/** A read of the subscriptions: its snapshot (pg_current_snapshot) and the snapshot's xmin. */
+interface SubscriptionsRead {
+  snapshot: string;
+  xmin: string;
+}
+
+interface Stream extends StreamSubscriptions {
+  name: StreamName;
   cursor: WorkerCursor<CursorValue>;
   /** The cursor as stored (null: none yet). */
   at: CursorValue | null;
   /** Set when the next block is to be taken without checking that it links to `at.hash`. */
   unlinked: boolean;
-  startOf: Map<string, bigint>;
-  matcher: Matcher | null;
-  periodSubs: ActiveSubscription[];
 }
 
 interface FollowerState {
   streams: Stream[];
   /** The follower's leader term (undefined when driven without a lock, as tests do). */
   term: LeaderTerm | undefined;
-  /** What the subscriptions were built from (null: not loaded yet). */
-  signature: string | null;
+  /** The last read of the subscriptions (null: none yet: the next reads them all). */
+  read: SubscriptionsRead | null;
   lastProgressLog: number;
   /** The head when the subscriptions were last looked at, and when (performance.now()). */
   checkedHead: bigint | null;
@@ -88,9 +112,8 @@ interface FollowerState {
 }
 
 /**
- * The matchers are checked against the subscriptions (rebuilt if anything changed) when the head
- * moves, and at least this often: a poll that finds the same head costs the node one call and the
- * database one UPDATE that finds nothing to do.
+ * The subscriptions are read for changes when the head moves, and at least this often: a poll that
+ * finds the same head costs the node one call and the database one UPDATE that finds nothing to do.
  */
 const SUBSCRIPTIONS_CHECK_MS = 1000;
 
@@ -108,9 +131,10 @@ export function followerCursor(network: string, stream: StreamName): WorkerCurso
 }
 
 /** Subscriptions seen for the first time (or with a new condition) start at the chain head. */
-async function assignStartBlocks(network: string, head: bigint): Promise<void> {
+export async function assignStartBlocks(network: string, head: bigint): Promise<void> {
   // Raw SQL: updated_at is the user's last change, not the engine's. Through node-postgres, as it
-  // runs at every poll: Prisma's per-call work is the larger cost of a statement that changes nothing.
+  // runs at every poll: Prisma's per-call work is the larger cost of a statement that changes
+  // nothing. The partial index webhook_subscriptions_unstarted_idx holds just these rows.
   await rawPool().query({
     name: "webhook-assign-start-blocks",
     text: "UPDATE webhook_subscriptions SET start_block = $1 WHERE network = $2 AND start_block IS NULL AND is_active",
@@ -118,40 +142,103 @@ async function assignStartBlocks(network: string, head: bigint): Promise<void> {
   });
 }
 
-/** Changes whenever the set of active subscriptions (or one of them) does. */
-export async function subscriptionSignature(network: string): Promise<string> {
-  const { rows } = await rawPool().query<{ n: number; updated: string | null; ids: string | null }>({
-    name: "webhook-subscription-signature",
-    text: `SELECT count(*)::int AS n, max(updated_at)::text AS updated, sum(hashtext(id || ':' || start_block::text))::text AS ids
-           FROM webhook_subscriptions WHERE network = $1 AND is_active AND start_block IS NOT NULL`,
-    values: [network],
-  });
-  const row = rows[0];
-  return `${row?.n}/${row?.updated}/${row?.ids}`;
-}
+const SUBSCRIPTION_COLUMNS = `id, event_type AS "eventType", condition, is_instant AS "isInstant", period, start_block::text AS "startBlock"`;
+/** Subscriptions read from the full read's cursor at once. */
+const READ_BATCH = 10_000;
 
-/** A network's active subscriptions, as its matchers are built from them (when the signature changed). */
-export async function activeSubscriptions(network: string): Promise<ActiveSubscription[]> {
-  const rows = await db().webhookSubscription.findMany({
-    where: { network, isActive: true, startBlock: { not: null } },
-    select: { id: true, eventType: true, condition: true, isInstant: true, period: true, startBlock: true },
-  });
-  return rows.map((r) => ({ ...r, startBlock: r.startBlock! }));
-}
+// The subscriptions, and the ids of deleted ones, changed by transactions the last read's snapshot
+// ($3, of xmin $2) did not see. change_xid is set by triggers (migration
+// 20261127174607_webhook_subscription_changes); a transaction's number is taken before it commits,
+// so the snapshot, not the highest number read, tells what was seen. Through the indexes on
+// (network, change_xid): rows of transactions since $2 only. One row (nulls) when nothing changed,
+// for the snapshot of this read.
+const CHANGES = `SELECT now.snapshot, c.* FROM (SELECT pg_current_snapshot()::text AS snapshot) now LEFT JOIN (
+    SELECT ${SUBSCRIPTION_COLUMNS}, is_active AND start_block IS NOT NULL AS live, false AS deleted FROM webhook_subscriptions
+    WHERE network = $1 AND change_xid >= $2::bigint AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $3::pg_snapshot)
+    UNION ALL
+    SELECT id, NULL, NULL, NULL, NULL, NULL, false, true FROM webhook_subscription_deletions
+    WHERE network = $1 AND change_xid >= $2::bigint AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $3::pg_snapshot)
+  ) c ON true`;
 
-/** Rebuilds each stream's matcher and BLOCK_PERIOD list when the subscriptions changed. */
-async function refreshSubscriptions(network: string, source: ChainSource, state: FollowerState): Promise<void> {
-  const signature = await subscriptionSignature(network);
-  if (signature === state.signature) return;
-  const subs = await activeSubscriptions(network);
-  for (const stream of state.streams) {
-    const mine = subs.filter((s) => s.isInstant === stream.instant);
-    const matchable = mine.filter((s) => s.eventType !== "BLOCK_PERIOD");
-    stream.startOf = new Map(mine.map((s) => [s.id, s.startBlock]));
-    stream.matcher = matchable.length > 0 ? source.matcher(matchable) : null;
-    stream.periodSubs = mine.filter((s) => s.eventType === "BLOCK_PERIOD" && s.period !== null);
+const readOf = (snapshot: string): SubscriptionsRead => ({ snapshot, xmin: snapshot.slice(0, snapshot.indexOf(":")) });
+
+/** Takes a subscription out of the streams, then puts it in its own as it is now when live. */
+function apply(streams: readonly StreamSubscriptions[], row: SubscriptionRow): void {
+  for (const s of streams) {
+    s.startOf.delete(row.id);
+    s.periodSubs.delete(row.id);
+    s.matcher.remove(row.id);
   }
-  state.signature = signature;
+  if (!row.live) return;
+  const stream = streams.find((s) => s.instant === row.isInstant)!;
+  const startBlock = BigInt(row.startBlock!);
+  if (row.eventType === "BLOCK_PERIOD") {
+    if (row.period !== null) stream.periodSubs.set(row.id, { startBlock, period: row.period });
+    return;
+  }
+  stream.startOf.set(row.id, startBlock);
+  stream.matcher.put({ id: row.id, eventType: row.eventType!, condition: row.condition });
+}
+
+/**
+ * Every live subscription of the network, read into new matchers in batches (a cursor, in one
+ * snapshot) and then swapped in: the first read of a follower, after a start or a failure.
+ */
+async function readAllSubscriptions(network: string, source: ChainSource, streams: Stream[]): Promise<SubscriptionsRead> {
+  const fresh: StreamSubscriptions[] = streams.map((s) => ({ instant: s.instant, startOf: new Map(), matcher: source.matcher([]), periodSubs: new Map() }));
+  const read = await rawTransaction(async (client) => {
+    await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const { rows } = await client.query<{ snapshot: string }>("SELECT pg_current_snapshot()::text AS snapshot");
+    await client.query(
+      `DECLARE webhook_subscriptions_read NO SCROLL CURSOR FOR SELECT ${SUBSCRIPTION_COLUMNS}, true AS live FROM webhook_subscriptions
+       WHERE network = $1 AND is_active AND start_block IS NOT NULL`,
+      [network],
+    );
+    for (;;) {
+      const batch = await client.query<SubscriptionRow>(`FETCH ${READ_BATCH} FROM webhook_subscriptions_read`);
+      for (const row of batch.rows) apply(fresh, row);
+      if (batch.rows.length < READ_BATCH) break;
+    }
+    return readOf(rows[0]!.snapshot);
+  });
+  streams.forEach((s, i) => Object.assign(s, { startOf: fresh[i]!.startOf, matcher: fresh[i]!.matcher, periodSubs: fresh[i]!.periodSubs }));
+  return read;
+}
+
+/**
+ * Deletions of the network that every later read will have seen (their transactions ended before
+ * this read's snapshot) are no longer needed. Only by the network's leader (its term checked): a
+ * follower that lost the lock without knowing it must not remove what its successor has not read.
+ */
+async function forgetDeletions(network: string, read: SubscriptionsRead, term: LeaderTerm | undefined): Promise<void> {
+  await rawTransaction(async (client) => {
+    await checkTerm(client, term);
+    await client.query({ name: "webhook-forget-deletions", text: "DELETE FROM webhook_subscription_deletions WHERE network = $1 AND change_xid < $2::bigint", values: [network, read.xmin] });
+  });
+}
+
+/**
+ * Brings the streams' matchers and BLOCK_PERIOD lists up to date with the subscriptions: all of
+ * them at the first read, then only those changed (or deleted) since the last read, each applied
+ * on its own. A read that finds nothing changed costs a few index entries, whatever the number of
+ * subscriptions.
+ */
+export async function refreshSubscriptions(network: string, source: ChainSource, state: FollowerState): Promise<void> {
+  if (state.read === null) {
+    state.read = await readAllSubscriptions(network, source, state.streams);
+    await forgetDeletions(network, state.read, state.term);
+    return;
+  }
+  // Not a named statement: a generic plan would not know how few rows are past $2.
+  const { rows } = await rawPool().query<{ snapshot: string; deleted: boolean | null } & SubscriptionRow>(CHANGES, [network, state.read.xmin, state.read.snapshot]);
+  let deleted = false;
+  for (const row of rows) {
+    if (row.id === null) continue;
+    apply(state.streams, row);
+    deleted ||= row.deleted === true;
+  }
+  state.read = readOf(rows[0]!.snapshot);
+  if (deleted) await forgetDeletions(network, state.read, state.term);
 }
 
 /** Remembers the blocks the instant stream delivered, and forgets those too deep to matter. */
@@ -177,17 +264,18 @@ async function rememberBlocks(client: RawClient, network: string, blocks: readon
 async function blockMessages(source: ChainSource, stream: Stream, block: ChainBlockRef, signal: AbortSignal): Promise<NewMessage[]> {
   const out: NewMessage[] = [];
   const at = { blockNumber: block.number, blockHash: block.hash };
-  if (stream.matcher) {
+  if (stream.startOf.size > 0) {
     for (const m of await stream.matcher.match(block, signal)) {
       const start = stream.startOf.get(m.subscriptionId);
       if (start === undefined || block.number <= start) continue;
       out.push({ subscriptionId: m.subscriptionId, ...at, content: { messages: m.messages } });
     }
   }
-  const firing = stream.periodSubs.filter((s) => block.number > s.startBlock && periodFires(block.number, s.startBlock, s.period!));
+  const firing: string[] = [];
+  for (const [id, s] of stream.periodSubs) if (block.number > s.startBlock && periodFires(block.number, s.startBlock, s.period)) firing.push(id);
   if (firing.length > 0) {
     const message = await source.blockPeriodMessage(block, signal);
-    for (const s of firing) out.push({ subscriptionId: s.id, ...at, content: { message } });
+    for (const id of firing) out.push({ subscriptionId: id, ...at, content: { message } });
   }
   return out;
 }
@@ -373,9 +461,9 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
       const streams: Stream[] = [];
       for (const name of ["instant", "final"] as const) {
         const cursor = followerCursor(network.slug, name);
-        streams.push({ name, instant: name === "instant", cursor, at: await cursor.read(), unlinked: false, startOf: new Map(), matcher: null, periodSubs: [] });
+        streams.push({ name, instant: name === "instant", cursor, at: await cursor.read(), unlinked: false, startOf: new Map(), matcher: source.matcher([]), periodSubs: new Map() });
       }
-      return { streams, term, signature: null, lastProgressLog: Date.now(), checkedHead: null, checkedAt: 0 };
+      return { streams, term, read: null, lastProgressLog: Date.now(), checkedHead: null, checkedAt: 0 };
     },
     async step(state, signal) {
       const head = await source.head(signal);
@@ -435,6 +523,21 @@ export interface WebhookEngine {
   stop(): Promise<void>;
 }
 
+// One index probe per network (a loose index scan over the indexes that start with network), not
+// a visit of every active subscription: every worker process runs this every ENGINE_POLL_MS.
+const NETWORKS = `WITH RECURSIVE followed AS (
+    (SELECT network FROM webhook_subscriptions WHERE is_active ORDER BY network LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.network FROM webhook_subscriptions s WHERE s.is_active AND s.network > f.network ORDER BY s.network LIMIT 1)
+    FROM followed f WHERE f.network IS NOT NULL
+  ) SELECT network FROM followed WHERE network IS NOT NULL`;
+
+/** The networks with active subscriptions, in order. */
+export async function networksWithSubscriptions(): Promise<string[]> {
+  const { rows } = await rawPool().query<{ network: string }>({ name: "webhook-networks", text: NETWORKS });
+  return rows.map((r) => r.network);
+}
+
 /**
  * Starts and stops followers as networks gain and lose active subscriptions (looked up every
  * ENGINE_POLL_MS). Networks whose family has no chain source yet are left alone.
@@ -450,9 +553,8 @@ export function startWebhookEngine(opts: EngineOptions): WebhookEngine {
     classify: () => ({ what: "looking up networks with webhooks failed", level: "warn" }),
     init: () => Promise.resolve(null),
     async step() {
-      const rows = await db().$queryRaw<{ network: string }[]>`SELECT DISTINCT network FROM webhook_subscriptions WHERE is_active`;
       const wanted = new Set<string>();
-      for (const { network: slug } of rows) {
+      for (const slug of await networksWithSubscriptions()) {
         const network = networkBySlug(slug);
         if (network && include(network) && hasChainSource(network)) wanted.add(slug);
       }

@@ -49,11 +49,16 @@ export class ChainSourceError extends Error {
 }
 
 /**
- * Built once per set of subscriptions (rebuilt when they change), so that matching a block costs
- * about the block's size, not the number of subscriptions: LOG indexed by (address, topic0),
- * TRANSACTION by payload function and by (event type, event account address).
+ * Built once from a set of subscriptions, so that matching a block costs about the block's size,
+ * not the number of subscriptions: LOG indexed by (address, topic0), TRANSACTION by payload
+ * function and by (event type, event account address). A follower then applies each change to one
+ * subscription with put or remove, at a cost that does not grow with the number indexed either.
  */
 export interface Matcher {
+  /** Indexes a subscription in place of the one of its id (one of a kind this matcher does not match is only taken out). */
+  put(subscription: MatchableSubscription): void;
+  /** Takes a subscription out (nothing when there is none of that id). */
+  remove(id: string): void;
   /** Matches of the block; one entry per subscription with at least one match. */
   match(block: ChainBlockRef, signal: AbortSignal): Promise<BlockMatch[]>;
   /**
