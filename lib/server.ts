@@ -8,6 +8,7 @@ import { createGateway, type GatewayOptions } from "@/lib/gateway/router";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
 import { limitsMode } from "@/lib/db/readiness";
+import { metricsAccess, metricsHandler, type MetricsAccess } from "@/lib/metrics/endpoint";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -23,6 +24,8 @@ export interface HttpServerOptions extends Omit<GatewayOptions, "mounts" | "logg
   drainMs?: number;
   /** How long close() leaves a keep-alive connection without a request open (default DRAIN_IDLE_MS). */
   drainIdleMs?: number;
+  /** Who may read GET /metrics on this port (default: metricsAccess("public"), from the configuration). */
+  metrics?: MetricsAccess;
 }
 
 /** Requests in flight when the server is asked to stop get this long to finish. */
@@ -58,6 +61,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now } = options;
   const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
+  const metrics = metricsHandler(options.metrics ?? metricsAccess("public"));
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
     // Draining: answer, then close the connection (Connection: close), so keep-alive clients move on.
@@ -65,6 +69,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (answerNonPathTarget(req, res)) return;
     if (answerUndecodablePath(req, res)) return;
     if (gateway(req, res)) return;
+    if (metrics(req, res)) return;
     if (answerLongUrl(req, res)) return;
     if (!next) {
       const error = new AppError("WRONG_ENDPOINT", "Not found.");
