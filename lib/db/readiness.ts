@@ -1,4 +1,5 @@
 import type { LimitsMode } from "@/lib/limits/shared";
+import { reportLimitsMode } from "@/lib/metrics";
 import { perProcess } from "@/lib/per-process";
 import { db } from "./client";
 
@@ -14,6 +15,7 @@ export function setExpectedMigrations(names: readonly string[]): void {
 
 export function setLimitsMode(mode: LimitsMode): void {
   state.limits = mode;
+  reportLimitsMode(mode);
 }
 
 /** Whether limits are shared through Redis or each process enforces its share (local until the launcher says otherwise). */

@@ -33,6 +33,7 @@ import { setImmediate } from "node:timers/promises";
 import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { countDelivery, countSubscriptionTurnedOff, trackQueue, type DeliveryOutcome } from "@/lib/metrics";
 import { services } from "@/lib/services";
 import type { UsageMeter } from "@/lib/usage/meter";
 import { startWorker, type WorkerHandle } from "@/lib/workers/worker";
@@ -47,6 +48,7 @@ import { DeliveryClient, type SendRequest } from "./send";
 import {
   CLAIM_MAX,
   claimDue,
+  dueQueue,
   failUnsent,
   inboxAuthority,
   recordFailure as writeFailure,
@@ -160,6 +162,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     classify: () => ({ what: "could not claim webhook messages" }),
   });
   const retention = o.retention ? startRetention(log) : undefined;
+  const untrackQueue = trackQueue(dueQueue);
   const url = databaseUrl();
   const announcements = url
     ? listen({
@@ -182,6 +185,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     listening: announcements?.ready ?? Promise.resolve(),
     stop(options = {}) {
       stopped ??= (async () => {
+        untrackQueue();
         await Promise.all([worker.stop(), retention?.stop(), announcements?.stop()]);
         await delivery.stop(options.abandon ?? false);
       })();
@@ -295,8 +299,10 @@ class Delivery {
     try {
       const sent = await this.send(this.prepare(m));
       answered();
-      if (sent.kind === "success") await this.recordSuccess(sent.message, sent.attempt);
-      else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
+      if (sent.kind === "success") {
+        await this.recordSuccess(sent.message, sent.attempt);
+        countDelivery(m.network, "success", sent.attempt.durationMs / 1000);
+      } else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
     } catch (e) {
       this.o.logger.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
     }
@@ -369,7 +375,12 @@ class Delivery {
       outcome = at ? { kind: "retry", at } : { kind: "fail" };
     }
     const reason = await writeFailure(m, attempt, outcome, this.o.deactivateAfterMs);
-    if (reason) this.o.logger.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+    const counted: DeliveryOutcome = outcome.kind === "gone" ? "gone" : outcome.kind === "retry" && !reason ? "retry" : "failed";
+    countDelivery(m.network, counted, attempt.durationMs / 1000);
+    if (reason) {
+      countSubscriptionTurnedOff(outcome.kind === "gone" ? "gone" : "failing");
+      this.o.logger.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+    }
   }
 
   /** Finishes the attempts in flight, or gives them up unrecorded with `abandon`; claimed messages not started are handed back. */
