@@ -244,6 +244,21 @@ const schema = z.object({
   ),
   /** The service.name of this process's spans. */
   OTEL_SERVICE_NAME: z.preprocess(emptyAsUndefined, z.string().trim().min(1).max(200).default("blockgate")),
+  /**
+   * A token for GET /metrics, sent as Authorization: Bearer <token>: required wherever metrics are
+   * served once set, and what opens them on the public port when DATABASE_URL is set.
+   */
+  METRICS_TOKEN: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[\x21-\x7e]{16,}$/, "must be at least 16 printable characters without spaces (for example: openssl rand -hex 32)")
+      .optional(),
+  ),
+  /** A listener of its own for GET /metrics (open unless METRICS_TOKEN is set), apart from the public port. */
+  METRICS_PORT: optionalPort,
+  /** The address METRICS_PORT listens on. Default: HOST. */
+  METRICS_HOST: optionalString,
   /** Start-up failures print their stack trace. */
   DEBUG: flag,
   /** Migration commands print the schema engine's own messages. */
@@ -346,6 +361,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     throw invalid([`${missing.join(", ")}: required with DATABASE_URL (every process sharing the database needs the same values); generate each with: openssl rand -base64 32`]);
   }
   const secrets = missing.length > 0 ? { ...loadOrCreateLocalSecrets(path.resolve(env.DATA_DIR)), ...definedSecrets(env) } : (env as Record<SharedSecret, string>);
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT) {
+    throw invalid(["METRICS_PORT: must differ from PORT (the public port serves /metrics itself: see METRICS_TOKEN)"]);
+  }
   if ((env.GITHUB_ID === undefined) !== (env.GITHUB_SECRET === undefined)) {
     throw invalid(["GITHUB_ID, GITHUB_SECRET: set both to enable GitHub sign-in, or neither"]);
   }

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import type { LimitsMode } from "@/lib/limits/shared";
+import { reportLimitsMode } from "@/lib/metrics";
 
 // The migrations this build expects, recorded by the composition root as it starts (it has just
 // read the migrations folder), and how the process's limits count (lib/limits/shared.ts), recorded
@@ -21,6 +22,7 @@ export function setExpectedMigrations(names: readonly string[]): void {
 
 export function setLimitsMode(mode: LimitsMode): void {
   state.limits = mode;
+  reportLimitsMode(mode);
 }
 
 /** Whether limits are shared through Redis or each process enforces its share (local until told otherwise). */

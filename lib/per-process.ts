@@ -10,8 +10,9 @@
  * - per-process state of leaf modules that both sides use: the configuration read (lib/env.ts), the
  *   root logger (lib/log.ts), the database pools and outage (lib/db/*), the network catalog
  *   (lib/networks.ts), the mail transport, next-auth's options and the sign-in and sign-up limits
- *   (lib/auth/*), which must count once per process whichever bundle a request reaches, and whether
- *   traces are recorded (lib/tracing.ts: the console's queued messages get spans as the server's do).
+ *   (lib/auth/*), which must count once per process whichever bundle a request reaches, whether
+ *   traces are recorded (lib/tracing.ts: the console's queued messages get spans as the server's do),
+ *   and the metrics registry (lib/metrics), which what either side measures counts into.
  * Nothing else keeps state on globalThis.
  */
 const shared = ((globalThis as { __blockgate?: Map<string, unknown> }).__blockgate ??= new Map<string, unknown>());

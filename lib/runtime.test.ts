@@ -102,7 +102,7 @@ describe("launcher", () => {
     expect(launcher.output()).toContain("Stopped.");
   });
 
-  it("as ROLE=worker with WORKER_HTTP_PORT, answers /healthz and /readyz on that port (404 otherwise) and closes it when stopped", async () => {
+  it("as ROLE=worker with WORKER_HTTP_PORT, answers /healthz, /readyz and /metrics on that port (404 otherwise) and closes it when stopped", async () => {
     const port = await freePort();
     const launcher = startLauncher({
       DATABASE_URL: databaseUrl,
@@ -127,6 +127,12 @@ describe("launcher", () => {
       const res = await fetch(url + path);
       expect([path, res.status, res.headers.get("cache-control"), await res.json()]).toEqual([path, status, status === 200 ? "no-store" : null, body]);
     }
+    // Its metrics on the same listener: the process's own and the service's (the leader locks it holds, say).
+    const metrics = await fetch(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    const scraped = await metrics.text();
+    expect(scraped).toContain("# TYPE blockgate_leader_locks_held gauge");
+    expect(scraped).toMatch(/^process_cpu_user_seconds_total [\d.e+-]+$/m);
     expect(logLine(launcher.output(), "database connections: at most")).toMatchObject({ hostname: os.hostname(), role: "worker", version: packageVersion });
     const exited = new Promise<number | null>((resolve) => launcher.child.on("exit", (code) => resolve(code)));
     launcher.child.kill("SIGTERM");

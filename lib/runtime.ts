@@ -13,6 +13,7 @@ import { startRetention } from "@/lib/chains/retention";
 import { loadEnv, setDatabaseUrl, type Env } from "@/lib/env";
 import { setExpectedMigrations, setLimitsMode, type NotReady } from "@/lib/health";
 import { componentLogger, type Logger } from "@/lib/log";
+import { metricsAccess, metricsHandler, startMetricsServer } from "@/lib/metrics/endpoint";
 import { networks, type Network } from "@/lib/networks";
 import { startHttpServer, startWaitingServer, startWorkerHttpServer, type NextHandler, type RunningServer, type SmallServer } from "@/lib/server";
 import { createServices, installServices, type Services } from "@/lib/services";
@@ -113,8 +114,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   };
   try {
     if (env.ROLE === "worker" && env.WORKER_HTTP_PORT !== undefined) {
-      workerHttp = await startWorkerHttpServer({ host: env.WORKER_HTTP_HOST, port: env.WORKER_HTTP_PORT, parts: () => parts });
-      log.info(`answering GET /healthz and /readyz at ${workerHttp.url}`);
+      // Its metrics too: the listener is the worker's own, reached by the operator's network (like METRICS_PORT).
+      const routes = [metricsHandler(metricsAccess("private", env))];
+      workerHttp = await startWorkerHttpServer({ host: env.WORKER_HTTP_HOST, port: env.WORKER_HTTP_PORT, parts: () => parts, routes });
+      log.info(`answering GET /healthz, /readyz and /metrics at ${workerHttp.url}`);
     }
     if (env.MIGRATE_ON_START ?? database.embedded) {
       const applied = await applyMigrations(database.url);
@@ -143,6 +146,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     const joined = (member = await joinCluster({ role: env.ROLE }));
     stops.push(() => joined.stop());
     log.info(`database connections: at most ${connectionBudget(env)}, and one per leader lock held`);
+    if (env.METRICS_PORT !== undefined) {
+      const metrics = await startMetricsServer(env.METRICS_HOST ?? env.HOST, env.METRICS_PORT, metricsAccess("private", env));
+      stops.push(() => metrics.close());
+      log.info(`metrics at ${metrics.url}/metrics`);
+    }
     // What the chain families run (indexers, devnets), each in the processes of its role.
     const context = { env, databaseUrl: database.url, logger: log, services, memberId: joined.id };
     const workers = families().flatMap((f) => f.workers?.(networks().filter(inFamily(f.id)), context) ?? []);

@@ -9,6 +9,7 @@ import { createGateway, type GatewayOptions } from "@/lib/gateway/router";
 import { answerProbe, type NotReady, type Probes } from "@/lib/health";
 import { answerClientError, answerDuringOutage, answerLongUrl, answerNonPathTarget, answerUndecodablePath } from "@/lib/http-refusals";
 import { publicMounts } from "@/lib/gateway/mounts";
+import { metricsAccess, metricsHandler, type MetricsAccess } from "@/lib/metrics/endpoint";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -28,6 +29,8 @@ export interface HttpServerOptions extends Omit<GatewayOptions, "mounts" | "logg
   finishMs?: number;
   /** How long close() leaves a keep-alive connection without a request open (default DRAIN_IDLE_MS). */
   drainIdleMs?: number;
+  /** Who may read GET /metrics on this port (default: metricsAccess("public"), from the configuration). */
+  metrics?: MetricsAccess;
 }
 
 /**
@@ -69,6 +72,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now } = options;
   const gateway = createGateway({ mounts: publicMounts(), meter, requestLog, keys, limiter, allowance, limits, metering, trustedProxyHops, now, logger: log.child({ component: "gateway" }) });
   const next = options.next;
+  const metrics = metricsHandler(options.metrics ?? metricsAccess("public"));
   /** Told to stop: /readyz says so; everything else is served as before. */
   let draining = false;
   /** No longer listening: answers close their connection. */
@@ -83,6 +87,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (answerProbe(req, res, probes)) return;
     if (answerUndecodablePath(req, res)) return;
     if (gateway(req, res)) return;
+    if (metrics(req, res)) return;
     if (answerLongUrl(req, res)) return;
     if (!next) {
       sendError(res, new AppError("WRONG_ENDPOINT", "Not found."));

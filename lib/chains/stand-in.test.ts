@@ -12,7 +12,7 @@ import { resetEnv } from "@/lib/env";
 import type { Endpoint, Mount } from "@/lib/gateway/types";
 import { clientNetwork, networks, type Network } from "@/lib/networks";
 import { startService, type Service } from "@/lib/runtime";
-import { addTestNetworks, connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { addTestNetworks, connectTestDatabase, createTestProject, waitFor } from "@/lib/testing/harness";
 import { freePort } from "@/lib/testing/ports";
 import { startDelivery, type DeliveryWorker } from "@/lib/webhooks/delivery/worker";
 import type { ChainBlockRef, ChainSource } from "@/lib/webhooks/engine/source";
@@ -152,14 +152,6 @@ afterAll(async () => {
 
 const call = (method: string, path: string, body?: unknown) =>
   fetch(`${service.url}${path}`, { method, headers: { "Content-Type": "application/json", "X-API-KEY": project.apiKey }, body: body === undefined ? undefined : JSON.stringify(body) });
-
-async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
-    const value = check();
-    if (value !== undefined) return value;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("a chain family added through the registry alone", () => {
   it("has its worker run by the runtime, and its mount served by the gateway", async () => {

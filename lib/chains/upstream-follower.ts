@@ -8,6 +8,7 @@
  * stored position under a fresh lock. The family says how its node and its index are read.
  */
 import { errorMessage, type Logger } from "@/lib/log";
+import { followerProgress, forgetFollower } from "@/lib/metrics";
 import type { Network } from "@/lib/networks";
 import type { LeaderTerm } from "@/lib/workers/leader-lock";
 import { startWorker, type Failure, type WorkerContext, type WorkerHandle } from "@/lib/workers/worker";
@@ -19,6 +20,8 @@ export const DEFAULT_LOOKBACK = 100n;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 const PROGRESS_LOG_MS = 30_000;
+/** The follower label of the index followers' metrics (their stream: `upstream`). */
+const METRICS_FOLLOWER = "index";
 
 /** The node serves something this network must not store (another chain, a gap, a pruned start). */
 export class RefusedError extends Error {
@@ -68,6 +71,8 @@ export interface FollowedChain<H extends NodeHead, P> {
   nodeAt(node: H): string;
   progress(at: P, node: H): string;
   position(at: P): string;
+  /** The newest block the index holds, for the metrics: its height, and its time (seconds since the epoch) once this follower stored it. */
+  indexed(at: P): { height: bigint; time?: number };
   /** Failures of the node or of what it sent (retried under the same lock), besides RefusedError and BehindError. */
   fromNode(e: unknown): boolean;
   /** The error in words, when the family's errors say more than their message. */
@@ -126,6 +131,11 @@ export function followUpstream<H extends NodeHead, P>(network: Network, chain: F
     return { what, reason: chain.reason?.(e) ?? errorMessage(e), keepState: fromNode, level: fromNode && !(e instanceof RefusedError) ? "warn" : "error" };
   };
 
+  const report = (s: State<H, P>) => {
+    const { height, time } = chain.indexed(s.at);
+    followerProgress(METRICS_FOLLOWER, network.slug, s.node.latest, [{ stream: "upstream", block: height, target: s.node.latest, blockTime: time }]);
+  };
+
   return startWorker<State<H, P>>({
     kind: chain.kind,
     key: network.slug,
@@ -134,18 +144,23 @@ export function followUpstream<H extends NodeHead, P>(network: Network, chain: F
     backoff: { baseMs: opts.backoff?.baseMs ?? FIRST_RETRY_MS, maxMs: opts.backoff?.maxMs ?? MAX_RETRY_MS },
     classify,
     position: (s) => chain.position(s.at),
+    leave: () => forgetFollower(METRICS_FOLLOWER, network.slug),
     async init(ctx) {
       const node = await head(ctx.signal);
       const at = await resume(node, ctx);
       log.info(`following ${chain.labels().join(", ")} from ${chain.from(at)} (node at ${chain.nodeAt(node)})`);
-      return { at, node, lastProgressLog: Date.now() };
+      const state = { at, node, lastProgressLog: Date.now() };
+      report(state);
+      return state;
     },
     async step(s, ctx) {
       if (chain.caughtUp(s.at, s.node)) {
         s.node = await head(ctx.signal);
+        report(s);
         if (chain.caughtUp(s.at, s.node)) return pollMs;
       }
       await chain.ingest(s.at, s.node, ctx);
+      report(s);
       if (Date.now() - s.lastProgressLog >= PROGRESS_LOG_MS) {
         log.info(chain.progress(s.at, s.node));
         s.lastProgressLog = Date.now();

@@ -141,6 +141,7 @@ const nodeEndpoint: Endpoint = { methods: ["POST"], handle };
 /** `/node/<protocol>-<network>` and `/node/<protocol>-<network>/<API_KEY>`. */
 export const nodeMount: Mount = {
   prefix: "node",
+  interface: "evm",
   serves: (network) => network.family === "evm",
   match(segments) {
     if (segments.length === 1) return { network: { slug: segments[0]! }, endpoint: nodeEndpoint };

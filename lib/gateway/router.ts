@@ -10,6 +10,7 @@ import { networkByPath, networkBySlug, type Network } from "@/lib/networks";
 import { SharedBuckets, type SharedLimits } from "@/lib/limits/shared";
 import { retryAfterSeconds, type BucketLimit } from "@/lib/rate-limit";
 import { annotate, serveInSpan, tracingOn } from "@/lib/tracing";
+import { countRefusal, NONE, requestSeries, UNKNOWN } from "@/lib/metrics";
 import { statusClass } from "@/lib/usage/meter";
 import type { RequestLogEntry } from "@/lib/usage/request-log";
 import { RateLimiter, throughputRefusal, type ThroughputLimiter } from "./limits";
@@ -208,9 +209,15 @@ function keyFromRequest(req: IncomingMessage, pathKey: string | undefined, mount
   return key;
 }
 
-function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Network {
+/** The catalog's network a route names, when the mount serves it. */
+function servedNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Network | undefined {
   const n = "slug" in match.network ? networkBySlug(match.network.slug) : networkByPath(match.network.protocol, match.network.network);
-  if (!n || !mount.serves(n)) {
+  return n && mount.serves(n) ? n : undefined;
+}
+
+function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Network {
+  const n = servedNetwork(mount, match);
+  if (!n) {
     const name = "slug" in match.network ? match.network.slug : `${match.network.protocol}/${match.network.network}`;
     throw new AppError("NOT_SUPPORTED_CHAIN", `The network "${name.slice(0, 100)}" is not supported on /${mount.prefix}.`);
   }
@@ -221,6 +228,14 @@ function resolveNetwork(mount: Mount, match: Pick<RouteMatch, "network">): Netwo
 const UNLIMITED: ThroughputLimiter = { take: () => 0 };
 const NO_ALLOWANCE: PlanAllowance = { check: () => undefined, affords: () => undefined, add: () => undefined, headers: () => undefined };
 const NOT_METERED: UsageRecorder = { record: () => undefined };
+
+/** A mount's interface label on metrics. */
+const interfaceOf = (mount: Mount) => mount.interface ?? mount.prefix;
+
+/** Counts a refusal of the plan's allowance (anything else thrown is not one). */
+function countQuotaRefusal(e: unknown, mount: Mount, network: Network): void {
+  if (e instanceof AppError && e.code === "EXCEEDED_QUOTA_LIMIT") countRefusal(interfaceOf(mount), network.slug, "quota");
+}
 
 /** What a handler gets; methods live on the prototype so a request allocates no closures. */
 class RequestContext implements GatewayContext {
@@ -244,7 +259,9 @@ class RequestContext implements GatewayContext {
     readonly network: Network,
     readonly principal: KeyPrincipal,
     private readonly parts: GatewayParts,
-    private readonly api: string,
+    private readonly mount: Mount,
+    /** A call on a WebSocket: observed in the request metrics as it is metered (a request is, as it is answered). */
+    private readonly socketCall = false,
   ) {}
 
   get url(): URL {
@@ -257,12 +274,20 @@ class RequestContext implements GatewayContext {
 
   charge(cu: number): void {
     const wait = this.parts.limiter.take(this.principal, cu);
-    if (wait > 0) throw throughputRefusal(this.principal.plan, wait);
+    if (wait > 0) {
+      countRefusal(interfaceOf(this.mount), this.network.slug, "rate_limit");
+      throw throughputRefusal(this.principal.plan, wait);
+    }
   }
 
   allowance(cu: number): void {
     const p = this.principal;
-    this.parts.allowance.affords(p.projectId, p.plan, p.overage, cu);
+    try {
+      this.parts.allowance.affords(p.projectId, p.plan, p.overage, cu);
+    } catch (e) {
+      countQuotaRefusal(e, this.mount, this.network);
+      throw e;
+    }
   }
 
   /** Wall-clock ms at performance-clock time `t` (one Date.now() per request, not one per use). */
@@ -283,13 +308,14 @@ class RequestContext implements GatewayContext {
     if (status === "rpc_error") this.rpcError = true;
     if (!error) this.parts.allowance.add(p.projectId, cu);
     const t = performance.now();
+    if (this.socketCall) requestSeries(interfaceOf(this.mount), this.network.slug, endpoint, status).observe((t - this.started) / 1000, error ? 0 : cu);
     this.parts.meter.record(
       {
         projectId: p.projectId,
         keyId: p.keyId,
         subscriptionId: "",
         network: this.network.slug,
-        api: this.api,
+        api: this.mount.prefix,
         endpoint,
         status,
         cu: error ? 0 : cu,
@@ -298,6 +324,21 @@ class RequestContext implements GatewayContext {
       },
       this.wall(t),
     );
+  }
+
+  /** The request's method: its one call's, or `batch`. */
+  private get method(): string {
+    return this.calls > 1 ? "batch" : this.endpoint;
+  }
+
+  /** The status class of the finished request answered with `status`: a JSON-RPC error in a 2xx answer is `rpc_error`. */
+  private statusClass(status: number): RequestLogEntry["statusClass"] {
+    return status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx";
+  }
+
+  /** Observes the finished request (arrived at `started`, answered with `status`) in the request metrics, with the CU its calls cost. */
+  observe(started: number, status: number): void {
+    requestSeries(interfaceOf(this.mount), this.network.slug, this.method, this.statusClass(status)).observe((performance.now() - started) / 1000, this.cuTotal);
   }
 
   /** The request log's entry for the finished request (its answer queued with `status` and `body`). */
@@ -309,12 +350,12 @@ class RequestContext implements GatewayContext {
       keyId: p.keyId,
       requestId: this.requestId,
       at: this.wall(t),
-      api: this.api,
+      api: this.mount.prefix,
       network: this.network.slug,
-      method: this.calls > 1 ? "batch" : this.endpoint,
+      method: this.method,
       calls: Math.max(this.calls, 1),
       status,
-      statusClass: status >= 400 ? statusClass(status) : this.rpcError ? "rpc_error" : "2xx",
+      statusClass: this.statusClass(status),
       latencyMs: t - this.started,
       cu: this.cuTotal,
       httpMethod: this.req.method ?? "GET",
@@ -371,16 +412,20 @@ function checkUrlLength(url: string): void {
   if (url.length > MAX_URL_LENGTH) throw new AppError("TOO_LONG_URI", `The URL is longer than ${MAX_URL_LENGTH} characters.`);
 }
 
-/** Where a request's answer goes. */
+/** Where a request's answer goes, and what its request metrics need: when it arrived, where it went. */
 interface Reply {
   req: IncomingMessage;
   res: ServerResponse;
   requestId: string;
+  /** performance.now() as the gateway took the request. */
+  started: number;
+  mount: Mount;
+  /** The route the path names, once `read` found it. */
+  route?: RouteMatch | OpenRoute;
 }
 
 /** A request `read` found a keyed endpoint for: where it goes, before its key is looked at. */
 interface Incoming extends Reply {
-  mount: Mount;
   route: RouteMatch;
 }
 
@@ -437,7 +482,7 @@ class Gateway {
 
   /** The request's steps, from read on. */
   private serve(req: IncomingMessage, res: ServerResponse, mount: Mount): void {
-    const incoming = this.read(req, res, mount);
+    const incoming = this.read({ req, res, requestId: nextRequestId(), started: performance.now(), mount });
     if (!incoming) return;
     let principal: KeyPrincipal | Promise<KeyPrincipal>;
     try {
@@ -464,14 +509,14 @@ class Gateway {
    * read: the endpoint the path names and whether it takes the HTTP method. Answers preflights,
    * routes that take no key, and routing refusals; undefined when the request is answered.
    */
-  private read(req: IncomingMessage, res: ServerResponse, mount: Mount): Incoming | undefined {
-    const requestId = nextRequestId();
+  private read(reply: Reply): Incoming | undefined {
+    const { req, res, requestId, mount } = reply;
     annotate("blockgate.request_id", requestId);
     const url = req.url ?? "/";
     let route: RouteMatch | OpenRoute | undefined;
     try {
       checkUrlLength(url);
-      route = mount.match(splitPath(url));
+      route = reply.route = mount.match(splitPath(url));
       if (!route) throw new AppError("WRONG_ENDPOINT", `There is no endpoint at ${url.split("?")[0]?.slice(0, 200)}.`);
       const allowed = "open" in route ? route.open.methods : route.endpoint.methods;
       if (req.method === "OPTIONS") {
@@ -490,15 +535,15 @@ class Gateway {
         throw new AppError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this endpoint.`, { Allow: allowed.join(", ") });
       }
     } catch (e) {
-      if (e instanceof AppError && (e.code === "WRONG_ENDPOINT" || e.code === "METHOD_NOT_ALLOWED")) this.failRouting({ req, res, requestId }, e, mount, route);
-      else this.fail({ req, res, requestId }, e);
+      if (e instanceof AppError && (e.code === "WRONG_ENDPOINT" || e.code === "METHOD_NOT_ALLOWED")) this.failRouting(reply, e, mount, route);
+      else this.fail(reply, e);
       return undefined;
     }
     if ("open" in route) {
-      this.serveOpen({ req, res, requestId }, route);
+      this.serveOpen(reply, route);
       return undefined;
     }
-    return { req, res, requestId, mount, route };
+    return { ...reply, route };
   }
 
   /** A route without a key: no project, no network, no limits, no metering. */
@@ -507,7 +552,10 @@ class Gateway {
     const ctx = { req, requestId, url: new URL(req.url ?? "/", "http://gateway"), body: (limit = DEFAULT_BODY_LIMIT) => readBody(req, limit) };
     route.open
       .handle(ctx)
-      .then((response) => send(res, requestId, response))
+      .then((response) => {
+        send(res, requestId, response);
+        this.observe(reply, response.status);
+      })
       .catch((e: unknown) => this.fail(reply, e));
   }
 
@@ -564,7 +612,7 @@ class Gateway {
     }
     annotate("blockgate.network", network.slug);
     annotate("blockgate.project_id", principal.projectId);
-    const ctx = new RequestContext(incoming.req, incoming.requestId, network, principal, this.parts, incoming.mount.prefix);
+    const ctx = new RequestContext(incoming.req, incoming.requestId, network, principal, this.parts, incoming.mount);
     const refusal = this.allowlistRefusal(incoming.req, principal);
     if (refusal) {
       ctx.meter("rejected", 0, true, refusal.status);
@@ -581,7 +629,7 @@ class Gateway {
    */
   private charge(incoming: Incoming, ctx: RequestContext): boolean | Promise<void> {
     try {
-      return this.quota(ctx.principal) ?? true;
+      return this.quota(ctx.principal, incoming.mount, ctx.network) ?? true;
     } catch (e) {
       this.refuse(incoming, ctx, e);
       return false;
@@ -599,22 +647,40 @@ class Gateway {
       if (!ctx.metered) ctx.meter("rejected", 0, true, toAppError(e, () => undefined).status);
       throw e;
     }
-    this.account(ctx, response.status, send(incoming.res, incoming.requestId, response, this.limitHeaders(ctx.principal)));
+    this.account(incoming, ctx, response.status, send(incoming.res, incoming.requestId, response, this.limitHeaders(ctx.principal)));
   }
 
-  /** account: the finished request into the request log (its calls were metered as they ran: ctx.meter). */
-  private account(ctx: RequestContext, status: number, body: string | Buffer | undefined): void {
+  /** account: the finished request into the request log and the request metrics (its calls were metered as they ran: ctx.meter). */
+  private account(incoming: Incoming, ctx: RequestContext, status: number, body: string | Buffer | undefined): void {
     this.parts.requestLog?.record(ctx.logEntry(status, body));
+    ctx.observe(incoming.started, status);
   }
 
   /** A refusal of a request with a valid key: answered with the allowance's headers, and logged. */
   private refuse(incoming: Incoming, ctx: RequestContext, e: unknown): void {
-    const error = this.fail(incoming, e, ctx.principal);
-    this.account(ctx, error.status, error.json);
+    const error = this.answerFailure(incoming, e, ctx.principal);
+    this.account(incoming, ctx, error.status, error.json);
+  }
+
+  /** A request refused before it had a context (no valid key, no such endpoint or network): answered, and observed in the request metrics. */
+  private fail(reply: Reply, e: unknown, principal?: KeyPrincipal): void {
+    this.observe(reply, this.answerFailure(reply, e, principal).status);
+  }
+
+  /**
+   * Observes a request answered without a context: under the network its route names (the
+   * catalog's, `unknown` for another, `none` for a route of no network), as `open` (a route that
+   * takes no key) or `rejected` (no call ran).
+   */
+  private observe(reply: Reply, status: number): void {
+    const route = reply.route;
+    const open = route !== undefined && "open" in route;
+    const network = route === undefined || open ? NONE : (servedNetwork(reply.mount, route)?.slug ?? UNKNOWN);
+    requestSeries(interfaceOf(reply.mount), network, open ? "open" : "rejected", statusClass(status)).observe((performance.now() - reply.started) / 1000);
   }
 
   /** Answers a failure as `{ code, message }`, with the allowance's headers when the key is known (a connection already answering is cut). */
-  private fail(reply: Reply, e: unknown, principal?: KeyPrincipal): AppError {
+  private answerFailure(reply: Reply, e: unknown, principal?: KeyPrincipal): AppError {
     const { req, res, requestId } = reply;
     const error = toAppError(e, (err) => this.log.error({ err, requestId, projectId: principal?.projectId, method: req.method }, "request failed"));
     if (res.headersSent) {
@@ -652,8 +718,18 @@ class Gateway {
   }
 
   /** Throws EXCEEDED_QUOTA_LIMIT when the project used its allowance; a promise when it must read its usage first. */
-  private quota(p: KeyPrincipal): Promise<void> | undefined {
-    return this.parts.allowance.check(p.projectId, p.plan, p.overage);
+  private quota(p: KeyPrincipal, mount: Mount, network: Network): Promise<void> | undefined {
+    let reading: Promise<void> | undefined;
+    try {
+      reading = this.parts.allowance.check(p.projectId, p.plan, p.overage);
+    } catch (e) {
+      countQuotaRefusal(e, mount, network);
+      throw e;
+    }
+    return reading?.catch((e: unknown) => {
+      countQuotaRefusal(e, mount, network);
+      throw e;
+    });
   }
 
   /** The key's allowlists (origins, client addresses): 403 PERMISSION_DENIED naming what is not listed. */
@@ -697,7 +773,7 @@ class Gateway {
     const network = resolveNetwork(mount, route);
     const refusal = this.allowlistRefusal(req, principal);
     if (refusal) {
-      new RequestContext(req, requestId, network, principal, this.parts, mount.prefix).meter("rejected", 0, true, refusal.status);
+      new RequestContext(req, requestId, network, principal, this.parts, mount, true).meter("rejected", 0, true, refusal.status);
       this.refuseSocket(socket, requestId, refusal, principal.projectId);
       return;
     }
@@ -710,8 +786,8 @@ class Gateway {
       requestId,
       network,
       principal,
-      call: () => new RequestContext(req, requestId, network, ctx.principal, this.parts, mount.prefix),
-      quota: () => this.quota(ctx.principal),
+      call: () => new RequestContext(req, requestId, network, ctx.principal, this.parts, mount, true),
+      quota: () => this.quota(ctx.principal, mount, network),
       limits: this.limits,
       onShutdown: (end) => {
         this.taken.set(socket, end);

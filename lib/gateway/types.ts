@@ -99,6 +99,8 @@ export interface SocketRoute {
 export interface Mount {
   /** The first path segment: `rpc`, `node`; also the `api` of its usage and request log. */
   prefix: string;
+  /** Its interface label on metrics (evm, cometbft, …): a word fixed in code. Default: the prefix. */
+  interface?: string;
   /** Whether the mount serves this network (another answers 404 NOT_SUPPORTED_CHAIN). */
   serves(network: Network): boolean;
   /** Also take the key from `Authorization: Bearer <key>`, as Aptos clients send API keys. */

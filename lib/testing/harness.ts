@@ -122,6 +122,15 @@ export function addTestNetworks(...extra: Network[]): void {
   addNetworks(...extra);
 }
 
+/** Polls `check` every 100 ms until it gives a value, which it answers; fails after `timeoutMs` naming `what`. */
+export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    const value = await check();
+    if (value !== undefined) return value;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 /** Waits until the consensus index of `slug` holds `height`; fails after `timeoutMs` with `what` (and `detail()`). */
 export async function waitForStoredHeight(slug: string, height: bigint, what: string, opts: { timeoutMs?: number; detail?: () => string } = {}): Promise<void> {
   const until = Date.now() + (opts.timeoutMs ?? 60_000);

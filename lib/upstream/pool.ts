@@ -9,7 +9,8 @@
  */
 import { Pool, type Dispatcher } from "undici";
 import { componentLogger, type Logger } from "@/lib/log";
-import type { Network } from "@/lib/networks";
+import { networkLabel, trackUpstreams, upstreamCallSeries, type UpstreamOutcome } from "@/lib/metrics";
+import { networkBySlug, type Network } from "@/lib/networks";
 import { endClientSpan, startClientSpan, tracingOn, withTraceHeaders, type Attributes, type Link, type Span } from "@/lib/tracing";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -113,6 +114,8 @@ export interface PoolOptions {
 interface Target {
   index: number;
   origin: string;
+  /** Its upstream label on metrics (never its URL): its place in the configured list, or `devnet`. */
+  name: string;
   /** For log lines: the origin, numbered when two nodes share one (two keys of one provider). */
   label: string;
   client: Pool;
@@ -130,7 +133,7 @@ interface Target {
   leftOut?: string;
 }
 
-function toTarget(url: string, index: number, origins: string[], connectTimeoutMs: number): Target {
+function toTarget(url: string, index: number, origins: string[], connectTimeoutMs: number, devnet: boolean): Target {
   const u = new URL(url);
   if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`upstream #${index + 1} (${u.protocol}//${u.host}): only http and https URLs are supported`);
   const shared = origins.indexOf(u.origin) !== origins.lastIndexOf(u.origin);
@@ -142,6 +145,7 @@ function toTarget(url: string, index: number, origins: string[], connectTimeoutM
   return {
     index,
     origin: u.origin,
+    name: devnet ? "devnet" : String(index + 1),
     label: shared ? `#${index + 1} ${u.origin}` : u.origin,
     client: new Pool(u.origin, { connections: MAX_CONNECTIONS, connect: { timeout: connectTimeoutMs } }),
     basePath: u.pathname.replace(/\/+$/, ""),
@@ -184,6 +188,12 @@ const errorCode = (e: unknown): string | undefined => {
 function neverSent(e: unknown): boolean {
   const code = errorCode(e);
   return code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "UND_ERR_CONNECT_TIMEOUT";
+}
+
+/** The outcome label of a request that got no answer. */
+function failureOutcome(e: unknown): UpstreamOutcome {
+  if (e instanceof NodeFailure) return "bad_answer";
+  return e instanceof TimeoutError || errorCode(e) === "UND_ERR_CONNECT_TIMEOUT" ? "timeout" : "unreachable";
 }
 
 /** Why a node gave no answer, without its address: system errors by syscall and code ("connect ECONNREFUSED"). */
@@ -229,18 +239,23 @@ export class UpstreamPool {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly verify: PoolOptions["verify"];
+  /** The network label of the pool's metrics. */
   private readonly network: string;
+  private readonly untrack: () => void;
 
   constructor(urls: readonly string[], opts: PoolOptions) {
     if (urls.length === 0) throw new Error(`${opts.network}: no upstream URL given`);
     this.network = opts.network;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const origins = originsOf(urls);
-    this.targets = urls.map((url, i) => toTarget(url, i, origins, this.timeoutMs));
+    const devnet = networkBySlug(opts.network)?.source.kind === "devnet";
+    this.targets = urls.map((url, i) => toTarget(url, i, origins, this.timeoutMs, devnet));
+    this.network = networkLabel(opts.network);
     this.unhealthyMs = opts.unhealthyMs ?? UNHEALTHY_FOR_MS;
     this.now = opts.now ?? (() => performance.now());
     this.log = (opts.logger ?? componentLogger("upstream")).child({ network: opts.network });
     this.verify = opts.verify;
+    this.untrack = trackUpstreams({ nodes: () => this.health().map((n, i) => ({ network: this.network, upstream: this.targets[i]!.name, healthy: !n.unhealthy && n.leftOut === undefined })) });
   }
 
   /** Each node in the configured order: its origin, whether it is passed over now, why it is left out. */
@@ -262,6 +277,7 @@ export class UpstreamPool {
 
   /** Closes the kept-alive connections (calls in flight finish first). */
   async close(): Promise<void> {
+    this.untrack();
     await Promise.all(this.targets.map((t) => t.client.close()));
   }
 
@@ -285,11 +301,13 @@ export class UpstreamPool {
         }
       }
       opts.signal?.throwIfAborted();
+      const started = performance.now();
       let response: UpstreamResponse;
       try {
         response = await this.send(target, opts, opts.timeoutMs ?? this.timeoutMs, opts.signal);
       } catch (e) {
         opts.signal?.throwIfAborted();
+        this.observe(target, failureOutcome(e), started);
         failures.push(this.failed(target, e));
         if (opts.retryable || neverSent(e)) continue;
         break;
@@ -299,13 +317,16 @@ export class UpstreamPool {
         value = opts.check(response);
       } catch (e) {
         if (!(e instanceof NodeFailure)) {
+          this.observe(target, "error", started);
           this.answered(target);
           throw e;
         }
+        this.observe(target, "bad_answer", started);
         failures.push(this.failed(target, e));
         if (opts.retryable) continue;
         break;
       }
+      this.observe(target, "ok", started);
       this.answered(target);
       return value;
     }
@@ -315,6 +336,11 @@ export class UpstreamPool {
         ? `every upstream node is left out (${failures.map((f) => f.reason).join("; ")})`
         : `no upstream node answered (${failures.map((f) => f.reason).join("; ")})`;
     throw new UpstreamUnavailable(message, failures);
+  }
+
+  /** One request to a node in the upstream metrics: its outcome and seconds since `started`. */
+  private observe(target: Target, outcome: UpstreamOutcome, started: number): void {
+    upstreamCallSeries(this.network, target.name, outcome).observe((performance.now() - started) / 1000);
   }
 
   private answered(target: Target): void {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { db } from "@/lib/db/client";
 import { getEnv, type Env } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { observeFlush } from "@/lib/metrics";
 import { emptyHistogram, LATENCY_BUCKETS, latencyBucket } from "./latency";
 
 /** `2xx`, `4xx`, `5xx`, or `rpc_error`: a JSON-RPC error object (whatever the HTTP status). */
@@ -230,10 +231,13 @@ export class UsageMeter {
       this.index = new Map();
       this.releaseLast();
     }
+    const started = performance.now();
     try {
       await this.write(this.unconfirmed);
       this.unconfirmed = undefined;
+      observeFlush("usage", (performance.now() - started) / 1000, true);
     } catch (e) {
+      observeFlush("usage", (performance.now() - started) / 1000, false);
       // One line per outage: the counts stay in memory and every later flush sends them again.
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();

@@ -12,6 +12,7 @@ import type { WebhookSubscription } from "@/lib/db/generated/client";
 import type { Plan } from "@/lib/db/generated/enums";
 import { AppError } from "@/lib/errors";
 import { errorMessage } from "@/lib/log";
+import { countEnqueued } from "@/lib/metrics";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { PLANS } from "@/lib/plans";
 import { WEBHOOK_DELIVERY_CU } from "./catalog";
@@ -77,9 +78,11 @@ export async function sendTestMessage(subscriptionId: string, billing: MessageBi
   const { sub, network } = await subscription(subscriptionId);
   const sample = await withChain(network, (source, signal) => source.sample(sub.eventType, signal, sub.condition));
   await billing.check(WEBHOOK_DELIVERY_CU);
-  const [queued] = await rawTransaction((client) =>
+  const written = await rawTransaction((client) =>
     enqueueMessages(client, [{ subscriptionId: sub.id, blockNumber: null, blockHash: null, content: contentOf(sub.eventType, [sample]), test: true }], { evenIfInactive: true, asked: true }),
   );
+  countEnqueued(sub.network, "asked", written);
+  const [queued] = written;
   if (!queued) throw new AppError("RESOURCE_NOT_FOUND", `No webhook subscription ${subscriptionId}.`);
   billing.charge(WEBHOOK_DELIVERY_CU, { route: "test", subscriptionId: sub.id, network: sub.network });
   return { messageId: queued.id };
@@ -104,6 +107,8 @@ export async function resendMessage(subscriptionId: string, messageId: string, b
     return held.network;
   });
   if (network === undefined) throw new AppError("RESOURCE_NOT_FOUND", `No message ${messageId} of subscription ${subscriptionId}.`);
+  // Queued again: counted as a message the user asked for.
+  countEnqueued(network, "asked", [{}]);
   billing.charge(WEBHOOK_DELIVERY_CU, { route: "resend", subscriptionId, network });
   return { messageId };
 }
@@ -165,7 +170,9 @@ export async function replayBlocks(subscriptionId: string, fromBlock: bigint, to
   });
   const messages: NewMessage[] = found.map((b) => ({ subscriptionId: sub.id, blockNumber: b.number, blockHash: b.hash, content: contentOf(sub.eventType, b.items), replayed: true }));
   if (messages.length > 0) await billing.check(messages.length * WEBHOOK_DELIVERY_CU);
-  const queued = (await rawTransaction((client) => enqueueMessages(client, messages, { asked: true }))).length;
+  const written = await rawTransaction((client) => enqueueMessages(client, messages, { asked: true }));
+  countEnqueued(sub.network, "asked", written);
+  const queued = written.length;
   if (queued > 0) billing.charge(queued * WEBHOOK_DELIVERY_CU, { route: "replay", subscriptionId: sub.id, network: sub.network });
   return { fromBlock: String(fromBlock), toBlock: String(toBlock), messages: queued };
 }

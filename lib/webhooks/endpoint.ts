@@ -144,6 +144,7 @@ function inbox(token: string): OpenRoute {
  */
 export const webhookMount: Mount = {
   prefix: "v1",
+  interface: "webhooks",
   // Every network with an event type: its family has a chain source (lib/chains/registry.ts).
   serves: (network) => network.eventTypes.length > 0,
   match(segments): RouteMatch | OpenRoute | undefined {

@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { RawClient } from "@/lib/db/client";
 import type { Logger } from "@/lib/log";
+import { trackLeaderLock } from "@/lib/metrics";
 import { execute, type Transaction } from "./cursor";
 
 /** The advisory lock's name: hashed by PostgreSQL into the lock's key. */
@@ -83,11 +84,13 @@ export class LeaderLock {
   private pinging = false;
   /** The lock session's backend, whose waits endStaleWrites looks at. */
   private backendPid = 0;
+  /** Ends its count in blockgate_leader_locks_held (while it holds the lock: tracked from acquisition to release). */
+  private untrack: (() => void) | undefined;
   readonly name: string;
 
   constructor(
     private readonly databaseUrl: string,
-    kind: string,
+    readonly kind: string,
     key: string,
     private readonly onLost: () => void,
     private readonly timing: LeaderTiming = DEFAULT_LEADER_TIMING,
@@ -145,6 +148,7 @@ export class LeaderLock {
       return false;
     }
     this.answeredAt = Date.now();
+    this.untrack = trackLeaderLock(this);
     this.pinger = setInterval(() => this.ping(client), this.timing.pingMs);
     this.pinger.unref();
     return true;
@@ -173,6 +177,8 @@ export class LeaderLock {
   async release(): Promise<void> {
     const client = this.client;
     const unlock = this.held;
+    this.untrack?.();
+    this.untrack = undefined;
     clearInterval(this.pinger);
     this.pinger = undefined;
     this.client = undefined;

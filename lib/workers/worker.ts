@@ -70,6 +70,8 @@ export interface WorkerOptions<S> {
   classify?: (error: unknown) => Failure;
   /** Where the worker stands, for the line that reports recovery (e.g. "continuing at height 120"). */
   position?: (state: S) => string;
+  /** The worker let go of what init built: it stopped, lost its lock, or starts over after a failure (what it reports of its state is no longer current). */
+  leave?: (state: S) => void;
   /** Default: componentLogger("worker", { kind, key }). */
   logger?: Logger;
 }
@@ -109,8 +111,13 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
     let failures = 0;
     let waiting = false;
 
-    const startOver = async () => {
+    const leave = () => {
+      if (state) options.leave?.(state.value);
       state = undefined;
+    };
+
+    const startOver = async () => {
+      leave();
       tenure.abort();
       tenure = new AbortController();
       context = { signal: AbortSignal.any([stopping.signal, tenure.signal]), log };
@@ -173,6 +180,7 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
         }
       }
     } finally {
+      leave();
       await lock?.release();
     }
   };

@@ -30,6 +30,8 @@ interface Position {
   nextHeight: bigint;
   nextVersion: bigint;
   epoch: bigint;
+  /** The time of the block before `nextHeight` (seconds since the epoch), once this follower stored it. */
+  time?: number;
 }
 
 const reason = (e: unknown) => (e instanceof AptosNodeError ? `HTTP ${e.status} ${e.errorCode}: ${e.message}` : e instanceof Error ? e.message : String(e));
@@ -121,12 +123,13 @@ function aptosChain(network: Network, client: AptosNodeClient, log: Logger): Fol
       const last = blocks.at(-1)!;
       const next: AptosCursor = { source: "upstream", chainId, nextHeight: (last.height + 1n).toString(), nextVersion: (last.lastVersion + 1n).toString() };
       await storeAptosBlocks(slug, blocks, { next, expected: at.cursor, term });
-      Object.assign(at, { cursor: next, nextHeight: last.height + 1n, nextVersion: last.lastVersion + 1n, epoch });
+      Object.assign(at, { cursor: next, nextHeight: last.height + 1n, nextVersion: last.lastVersion + 1n, epoch, time: Number(last.timestamp) / 1e6 });
     },
     from: (at) => `block ${at.nextHeight}, version ${at.nextVersion}`,
     nodeAt: (ledger) => `block ${ledger.latest}, version ${ledger.version}`,
     progress: (at, ledger) => `stored up to block ${at.nextHeight - 1n}, version ${at.nextVersion - 1n} (node at version ${ledger.version})`,
     position: (at) => `continuing at block ${at.nextHeight} (version ${at.nextVersion})`,
+    indexed: (at) => ({ height: at.nextHeight - 1n, time: at.time }),
     fromNode: (e) => e instanceof AptosUpstreamUnavailable || e instanceof AptosNodeError || e instanceof ConversionError,
     reason: (e) => (e instanceof AptosNodeError ? reason(e) : undefined),
   };

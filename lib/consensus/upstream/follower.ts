@@ -25,6 +25,8 @@ export type FollowerHandle = WorkerHandle;
 interface Position {
   next: bigint;
   prevHash: string | undefined;
+  /** The time of the block before `next` (seconds since the epoch), once this follower stored it. */
+  time?: number;
 }
 
 async function storedHead(network: string): Promise<{ height: bigint; hash: string; chainId: string } | null> {
@@ -86,11 +88,13 @@ function cometChain(network: Network, client: CometClient, log: Logger): Followe
       await insertBlocks(slug, blocks, { term });
       at.next = last + 1n;
       at.prevHash = blocks.at(-1)?.result.block_id.hash;
+      at.time = Date.parse(blocks.at(-1)!.result.block.header.time) / 1000;
     },
     from: (at) => `height ${at.next}`,
     nodeAt: (node) => String(node.latest),
     progress: (at, node) => `ingested up to height ${at.next - 1n} (node at ${node.latest})`,
     position: (at) => `continuing at height ${at.next}`,
+    indexed: (at) => ({ height: at.next - 1n, time: at.time }),
     fromNode: (e) => e instanceof UpstreamUnavailableError || e instanceof RpcError || e instanceof ConversionError,
     reason: (e) => (e instanceof RpcError ? `${e.message}: ${e.data}` : undefined),
   };

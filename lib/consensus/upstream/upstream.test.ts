@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { parseEnv } from "@/lib/env";
+import { metricsRegistry } from "@/lib/metrics";
 import { buildCatalog, networkBySlug, type Network } from "@/lib/networks";
 import { createTestProject, startTestGateway, type TestGateway } from "@/lib/testing/harness";
 import { captureLogs } from "@/lib/testing/logs";
@@ -56,6 +57,8 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 }
 
 const stored = async () => (await latestHeight(SLUG)) ?? 0n;
+/** One metric as GET /metrics writes it (with a newline after its last sample). */
+const metric = async (name: string) => `${await metricsRegistry().getSingleMetricAsString(name)}\n`;
 const caughtUp = () => waitFor(`the index to reach height ${node.latestHeight}`, async () => (await stored()) === node.latestHeight);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -117,6 +120,11 @@ describe("an upstream consensus network", () => {
     expect(logs.some((l) => l.includes("removing the devnet blocks (chain bbn-devnet-1)"))).toBe(true);
     expect(logs.some((l) => l.includes(`from height ${NODE_BLOCKS - 100} (node at ${NODE_BLOCKS})`))).toBe(true);
     await expectIndexMatchesNode(BigInt(NODE_BLOCKS - 100), BigInt(NODE_BLOCKS));
+    const labels = `{follower="index",network="${SLUG}",stream="upstream"}`;
+    expect(await metric("blockgate_follower_block")).toContain(`${labels} ${NODE_BLOCKS}\n`);
+    expect(await metric("blockgate_follower_blocks_behind")).toContain(`${labels} 0\n`);
+    expect(await metric("blockgate_follower_lag_seconds")).toContain(labels);
+    expect(await metric("blockgate_upstream_calls_total")).toMatch(new RegExp(`\\{network="${SLUG}",upstream="1",outcome="ok"\\} [1-9]`));
   });
 
   it("serves the node's blocks in the SPEC shape with the node's hashes and verifiable commits", async () => {
@@ -218,6 +226,8 @@ describe("an upstream consensus network", () => {
     node.advance(6);
     await sleep(2500);
     expect(await stored()).toBe(BigInt(NODE_BLOCKS + 5));
+    expect(await metric("blockgate_upstream_up")).toContain(`{network="${SLUG}",upstream="1"} 0\n`);
+    expect(await metric("blockgate_upstream_calls_total")).toMatch(new RegExp(`\\{network="${SLUG}",upstream="1",outcome="(bad_answer|unreachable)"\\} [1-9]`));
     expect(await rpcError("status")).toMatchObject({ code: -32603, message: `the upstream node of ${SLUG} is not answering; try again shortly` });
     node.fail(false);
     await caughtUp();

@@ -1,5 +1,6 @@
 import { rawPool } from "@/lib/db/client";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { observeFlush } from "@/lib/metrics";
 import { REQUEST_LOG_ROWS, Ring, type RequestLogEntry, type Row } from "./ring";
 
 /** Rows held in memory between flushes, over all projects; past this, new rows are dropped (and counted) until a flush makes room. */
@@ -115,6 +116,7 @@ export class RequestLog {
       let i = 0;
       /** Projects before this one are written. */
       let done = 0;
+      const started = performance.now();
       try {
         while (i < work.length) {
           // Whole projects per statement, so each project's older rows go in the statement holding its oldest new one.
@@ -135,7 +137,9 @@ export class RequestLog {
           done = i;
         }
         this.failing = false;
+        observeFlush("request_log", (performance.now() - started) / 1000, true);
       } catch (e) {
+        observeFlush("request_log", (performance.now() - started) / 1000, false);
         if (!this.failing) this.log.warn({ err: errorMessage(e) }, "request log write failed; rows are kept in memory and written later");
         this.failing = true;
         // Written at the next flush, before what was recorded since.

@@ -30,8 +30,9 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { MEMBER_LIVE_MS } from "@/lib/cluster/members";
-import { db, rawPool } from "@/lib/db/client";
+import { db, rawPool, rawTransaction } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
+import type { QueueStats } from "@/lib/metrics";
 
 /** A claimed message, with what its delivery needs from the subscription. */
 export interface ClaimedMessage {
@@ -393,4 +394,29 @@ export async function recordFailure(m: ClaimedMessage, a: AttemptRecord, outcome
     await tx.webhookMessage.updateMany({ where: held, data });
     return null;
   });
+}
+
+/** The due-queue query's bound: a scrape must not wait on a queue too large to count quickly. */
+const DUE_QUEUE_TIMEOUT_MS = 1000;
+
+// Due messages not claimed (a claim moves next_attempt_at to the end of its lease), never attempted
+// and retries apart, each as the partial indexes of PENDING messages have them: the cost follows
+// the pending messages, not the table's history.
+const DUE_QUEUE = `WITH fresh AS (
+    SELECT count(*) AS n, min(next_attempt_at) AS oldest FROM webhook_messages WHERE status = 'PENDING' AND attempts = 0 AND next_attempt_at <= now()
+  ), retries AS (
+    SELECT count(*) AS n, min(next_attempt_at) AS oldest FROM webhook_messages WHERE status = 'PENDING' AND attempts > 0 AND next_attempt_at <= now()
+  )
+  SELECT (fresh.n + retries.n)::int AS due, extract(epoch FROM now() - least(fresh.oldest, retries.oldest))::float8 AS oldest,
+    (SELECT count(*) FROM webhook_subscriptions WHERE NOT is_active AND deactivated_at IS NOT NULL)::int AS disabled
+  FROM fresh, retries`;
+
+/** What the due-queue gauges show (lib/metrics): messages due and not claimed, how long the oldest has waited, subscriptions the service turned off. */
+export async function dueQueue(): Promise<QueueStats> {
+  const { due, oldest, disabled } = await rawTransaction(async (client) => {
+    await client.query(`SET LOCAL statement_timeout = ${DUE_QUEUE_TIMEOUT_MS}`);
+    const { rows } = await client.query<{ due: number; oldest: number | null; disabled: number }>({ name: "webhook-due-queue", text: DUE_QUEUE });
+    return rows[0]!;
+  });
+  return { due, oldestDueSeconds: oldest === null ? null : Math.max(0, oldest), disabledSubscriptions: disabled };
 }

@@ -52,6 +52,7 @@ import type { ClusterMembership } from "@/lib/cluster/members";
 import { listen } from "@/lib/db/listen";
 import { databaseUrl, getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { countDelivery, countSubscriptionTurnedOff, trackQueue, type DeliveryOutcome } from "@/lib/metrics";
 import { services } from "@/lib/services";
 import { linksTo, SpanKind, SpanStatusCode, withSpan, type Attributes, type Span } from "@/lib/tracing";
 import type { UsageMeter } from "@/lib/usage/meter";
@@ -66,6 +67,7 @@ import { DeliveryClient, type SendRequest } from "./send";
 import {
   CLAIM_MAX,
   claimDue,
+  dueQueue,
   failUnsent,
   inboxAuthority,
   leaseHolder,
@@ -181,6 +183,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     step: (_state, ctx) => delivery.step(ctx.signal),
     classify: () => ({ what: "could not claim webhook messages" }),
   });
+  const untrackQueue = trackQueue(dueQueue);
   const url = databaseUrl();
   const announcements = url
     ? listen({
@@ -203,6 +206,7 @@ export function startDelivery(overrides: Partial<DeliveryOptions> = {}): Deliver
     listening: announcements?.ready ?? Promise.resolve(),
     stop(options = {}) {
       stopped ??= (async () => {
+        untrackQueue();
         await Promise.all([worker.stop(), announcements?.stop()]);
         await delivery.stop(options.abandon ?? false);
       })();
@@ -390,8 +394,10 @@ class Delivery {
       const sent = await this.send(this.prepare(m));
       answered();
       traceOutcome(span, sent);
-      if (sent.kind === "success") await this.recordSuccess(sent.message, sent.attempt);
-      else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
+      if (sent.kind === "success") {
+        await this.recordSuccess(sent.message, sent.attempt);
+        countDelivery(m.network, "success", sent.attempt.durationMs / 1000);
+      } else if (sent.kind === "failure") await this.recordFailure(sent.message, sent.attempt, sent.retryAfter);
     } catch (e) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: `not recorded: ${errorMessage(e)}` });
       this.o.logger.warn({ messageId: m.id }, `could not record a delivery attempt; the message is retried when its lease ends: ${errorMessage(e)}`);
@@ -465,7 +471,12 @@ class Delivery {
       outcome = at ? { kind: "retry", at } : { kind: "fail" };
     }
     const reason = await writeFailure(m, attempt, outcome, this.o.deactivateAfterMs);
-    if (reason) this.o.logger.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+    const counted: DeliveryOutcome = outcome.kind === "gone" ? "gone" : outcome.kind === "retry" && !reason ? "retry" : "failed";
+    countDelivery(m.network, counted, attempt.durationMs / 1000);
+    if (reason) {
+      countSubscriptionTurnedOff(outcome.kind === "gone" ? "gone" : "failing");
+      this.o.logger.info({ subscriptionId: m.subscriptionId, projectId: m.projectId }, `webhook subscription turned off: ${reason}`);
+    }
   }
 
   /** Finishes the attempts in flight, or gives them up unrecorded with `abandon`; claimed messages not started are handed back. */

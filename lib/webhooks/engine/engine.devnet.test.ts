@@ -6,7 +6,7 @@ import { db, disconnectDb } from "@/lib/db/client";
 import { databaseUrl } from "@/lib/env";
 import { startTestDevnets, type TestDevnets } from "@/lib/evm/testing";
 import { configureNetworks, networkBySlug } from "@/lib/networks";
-import { connectTestDatabase, createTestProject } from "@/lib/testing/harness";
+import { connectTestDatabase, createTestProject, waitFor } from "@/lib/testing/harness";
 import { createWebhook } from "../service";
 import { startWebhookEngine } from "./follower";
 
@@ -26,14 +26,6 @@ afterAll(async () => {
   await disconnectDb();
 });
 
-async function waitFor<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 45_000): Promise<T> {
-  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
-    const v = await check();
-    if (v !== undefined) return v;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe("webhook engine on a devnet", () => {
   it("follows a network with active subscriptions: every block for period 1, gap-free; final blocks 2 deep; stops when none is left", async () => {
     const network = networkBySlug(SLUG)!;
@@ -44,26 +36,24 @@ describe("webhook engine on a devnet", () => {
     const engine = startWebhookEngine({ databaseUrl: databaseUrl()!, include: (n) => n.slug === SLUG, pollMs: 200, followerPollMs: 200 });
     try {
       const rows = (id: string) => db().webhookMessage.findMany({ where: { subscriptionId: id }, orderBy: { sequenceNumber: "asc" } });
-      const list = await waitFor(async () => {
-        const r = await rows(instant);
-        return r.length >= 4 ? r : undefined;
-      }, "four instant messages");
+      const atLeast = (id: string, n: number) => async () => {
+        const r = await rows(id);
+        return r.length >= n ? r : undefined;
+      };
+      const list = await waitFor("four instant messages", atLeast(instant, 4), 45_000);
       const start = (await db().webhookSubscription.findUniqueOrThrow({ where: { id: instant } })).startBlock!;
       expect(list.map((r) => r.sequenceNumber)).toEqual(list.map((_, i) => BigInt(i + 1)));
       expect(list.map((r) => r.blockNumber)).toEqual(list.map((_, i) => start + 1n + BigInt(i)));
       expect(engine.followed()).toEqual([SLUG]);
 
       // isInstant false: a block is delivered once 2 blocks are on top of it.
-      const finals = await waitFor(async () => {
-        const r = await rows(final);
-        return r.length >= 1 ? r : undefined;
-      }, "a final message");
+      const finals = await waitFor("a final message", atLeast(final, 1), 45_000);
       const url = await devnets.nodeUrl(SLUG);
       const headAfter = BigInt(((await (await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' })).json()) as { result: string }).result);
       for (const r of finals) expect(headAfter - r.blockNumber!).toBeGreaterThanOrEqual(2n);
 
       await db().webhookSubscription.updateMany({ where: { projectId }, data: { isActive: false } });
-      await waitFor(async () => (engine.followed().length === 0 ? true : undefined), "the follower to stop");
+      await waitFor("the follower to stop", () => (engine.followed().length === 0 ? true : undefined), 45_000);
     } finally {
       await engine.stop();
     }

@@ -32,6 +32,7 @@ import { z } from "zod";
 import { db, rawPool, rawTransaction, type RawClient } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { componentLogger, errorMessage, type Logger } from "@/lib/log";
+import { countEnqueued, followerProgress, forgetFollower } from "@/lib/metrics";
 import { networkBySlug, type Network } from "@/lib/networks";
 import { withSpan } from "@/lib/tracing";
 import { CursorConflictError, workerCursor, type WorkerCursor } from "@/lib/workers/cursor";
@@ -44,6 +45,8 @@ import { chainSourceFor, hasChainSource } from "./registry";
 import { ChainSourceError, type ChainBlockRef, type ChainSource, type Matcher } from "./source";
 
 export const FOLLOWER_KIND = "webhook-follower";
+/** The follower label of the webhook followers' metrics. */
+const METRICS_FOLLOWER = "webhooks";
 /** Blocks fetched, matched and committed together. */
 export const BATCH_BLOCKS = 20;
 /** At most this many blocks are caught up after a stop; older ones are skipped (replay them). */
@@ -97,6 +100,8 @@ interface Stream extends StreamSubscriptions {
   at: CursorValue | null;
   /** Set when the next block is to be taken without checking that it links to `at.hash`. */
   unlinked: boolean;
+  /** The time (seconds since the epoch) of the last block whose messages this stream queued here. */
+  blockTime?: number;
 }
 
 interface FollowerState {
@@ -327,12 +332,14 @@ async function undoReorg(network: Network, source: ChainSource, stream: Stream, 
   const value: CursorValue = ancestor
     ? { next: String(ancestor.number + 1n), hash: ancestor.hash }
     : { next: String(dropped[0]?.number ?? tip + 1n), hash: null };
-  await rawTransaction(async (client) => {
+  const queued = await rawTransaction(async (client) => {
     await checkTerm(client, term);
-    await enqueueMessages(client, removals);
+    const written = await enqueueMessages(client, removals);
     await client.query("DELETE FROM webhook_chain_blocks WHERE network = $1 AND number >= $2::bigint", [network.slug, value.next]);
     await stream.cursor.write(client, value, { expected: at });
+    return written;
   });
+  countEnqueued(network.slug, "chain", queued);
   stream.at = value;
   stream.unlinked = !ancestor;
   const range = dropped.length > 0 ? `blocks ${dropped[0]!.number}..${dropped.at(-1)!.number}` : "no remembered block";
@@ -429,14 +436,17 @@ async function advance(network: Network, source: ChainSource, stream: Stream, ta
     const tip = blocks.at(-1)!;
     const value: CursorValue = { next: String(tip.number + 1n), hash: tip.hash };
     signal.throwIfAborted();
-    await rawTransaction(async (client) => {
+    const queued = await rawTransaction(async (client) => {
       await checkTerm(client, term);
-      await enqueueMessages(client, messages);
+      const written = await enqueueMessages(client, messages);
       if (canReorg) await rememberBlocks(client, slug, blocks);
       await stream.cursor.write(client, value, { expected: stream.at });
+      return written;
     });
+    countEnqueued(slug, "chain", queued);
     stream.at = value;
     stream.unlinked = false;
+    stream.blockTime = tip.timestamp;
     return tip.number < target;
   });
 }
@@ -482,6 +492,12 @@ export function networkFollower(network: Network, opts: { source?: ChainSource; 
         if (target < 0n) continue;
         if (await advance(network, source, stream, target, state.term, signal, log)) more = true;
       }
+      followerProgress(
+        METRICS_FOLLOWER,
+        network.slug,
+        head,
+        state.streams.flatMap((s) => (s.at ? [{ stream: s.name, block: BigInt(s.at.next) - 1n, target: s.instant ? head : head - BigInt(source.finalityDepth), blockTime: s.blockTime }] : [])),
+      );
       if (Date.now() - state.lastProgressLog > 60_000) {
         state.lastProgressLog = Date.now();
         log.debug(`at ${state.streams.map((s) => `${s.name} ${s.at?.next ?? "-"}`).join(", ")} (head ${head})`);
@@ -503,6 +519,7 @@ export function startNetworkFollower(network: Network, opts: FollowerOptions): W
     logger: log,
     classify,
     position: (s) => s.streams.map((st) => `${st.name} at block ${st.at?.next ?? "-"}`).join(", "),
+    leave: () => forgetFollower(METRICS_FOLLOWER, network.slug),
     init: ({ signal, term }) => follower.init(signal, term),
     step: async (state, { signal }) => ((await follower.step(state, signal)) ? 0 : pollMs),
   });
