@@ -324,6 +324,8 @@ function heapAfterGc(): number {
 async function measureSubscriptions(opts: Options): Promise<Part> {
   const n = opts.subscriptions;
   const network = networkBySlug("ethereum-mainnet")!;
+  // The network's follower is to hold this part's subscriptions alone (the delivery part's are done with).
+  await rawPool().query("DELETE FROM webhook_subscriptions WHERE network = $1", [network.slug]);
   const user = await createUser({ email: `bench-cluster-subs-${Date.now()}@example.com`, password: "correct horse battery" });
   const { projectId } = await createProject(user.id, "Cluster subscriptions bench");
   const template = await createWebhook(projectId, network, { eventType: "LOG", description: "template", notification: { webhookUrl: "http://127.0.0.1:9/hooks" }, condition: { address: `0x${"11".repeat(20)}`, topics: [`0x${"22".repeat(32)}`] } });

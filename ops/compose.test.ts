@@ -103,6 +103,18 @@ describe("compose.yaml", () => {
     expect(() => Object.values(worker.environment ?? {}).map((v) => interpolate(String(v), without))).toThrow(/APP_SECRET/);
   });
 
+  it("Prometheus scrapes every Blockgate process where it serves /metrics (a web process's METRICS_PORT, a worker's WORKER_HTTP_PORT)", () => {
+    const prometheus = parse(read("ops/prometheus.yml")) as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> };
+    const scraped = prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets)).sort();
+    const serving = blockgate.flatMap(([name, s]) => {
+      const env = environmentOf(s);
+      const port = env.ROLE === "web" ? env.METRICS_PORT : env.ROLE === "worker" ? env.WORKER_HTTP_PORT : undefined;
+      return port === undefined ? [] : [`${name}:${port}`];
+    });
+    expect(scraped).toEqual(serving.sort());
+    expect(serving).toHaveLength(4);
+  });
+
   it("ops/cluster.env holds only variables the configuration reads", () => {
     const shared = parseDotenv(read("ops/cluster.env"));
     expect(Object.keys(shared).length).toBeGreaterThan(0);
