@@ -84,10 +84,13 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
-/** Waits `ms`, or less when `signal` is aborted; always lets pending I/O events run first. */
+/**
+ * Waits `ms`, or less when `signal` is aborted; always lets pending I/O events run first, aborted
+ * or not: a loop that sleeps on an aborted signal still yields (it would otherwise spin on
+ * microtasks and freeze the process).
+ */
 async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return;
-  if (ms <= 0) await nextTurn();
+  if (ms <= 0 || signal.aborted) await nextTurn();
   else await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
@@ -140,7 +143,10 @@ export function startWorker<S>(options: WorkerOptions<S>): WorkerHandle {
             }
             if (waiting) log.info(`took over the lock ${lock.name}`);
             waiting = false;
-            context = { ...context, term: lock.term };
+            // A tenure of its own: the last one may have been aborted after startOver (the lock's
+            // connection dropping while it was being taken), and would stop this one's steps at once.
+            if (tenure.signal.aborted) tenure = new AbortController();
+            context = { signal: AbortSignal.any([stopping.signal, tenure.signal]), log, term: lock.term };
           }
           if (!state) {
             const initial = await options.init(context);
