@@ -7,32 +7,17 @@
  */
 import { startService } from "@/lib/runtime";
 import { startHttpServer } from "@/lib/server";
+import { exitOnSignal, runMain } from "./serve";
 
 async function main(): Promise<void> {
   const offPort = Number(process.env.OFF_PORT);
   if (!Number.isInteger(offPort) || offPort <= 0) throw new Error("OFF_PORT must be a port number");
   const service = await startService({ withNext: false });
   const off = await startHttpServer({ host: "127.0.0.1", port: offPort, meter: service.services.meter, metering: false });
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void off
-      .close()
-      .then(() => service.stop())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          console.error(e);
-          process.exit(1);
-        },
-      );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  exitOnSignal(async () => {
+    await off.close();
+    await service.stop();
+  });
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

@@ -10,6 +10,7 @@ import { QuotaTracker } from "@/lib/gateway/quota";
 import { SharedLimits } from "@/lib/limits/shared";
 import { startService } from "@/lib/runtime";
 import { startHttpServer } from "@/lib/server";
+import { exitOnSignal, runMain } from "./serve";
 
 async function main(): Promise<void> {
   const localPort = Number(process.env.LOCAL_PORT);
@@ -28,26 +29,10 @@ async function main(): Promise<void> {
     metering: env.USAGE_METERING === "on",
     requestLog: env.REQUEST_LOG === "on" ? services.requestLog : undefined,
   });
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void local
-      .close()
-      .then(() => service.stop())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          console.error(e);
-          process.exit(1);
-        },
-      );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  exitOnSignal(async () => {
+    await local.close();
+    await service.stop();
+  });
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);

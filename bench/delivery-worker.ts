@@ -7,6 +7,7 @@ import { disconnectDb } from "@/lib/db/client";
 import { loadEnv, setDatabaseUrl } from "@/lib/env";
 import { UsageMeter } from "@/lib/usage/meter";
 import { startDelivery } from "@/lib/webhooks/delivery/worker";
+import { exitOnSignal, runMain } from "./serve";
 
 async function main(): Promise<void> {
   const env = loadEnv();
@@ -18,27 +19,11 @@ async function main(): Promise<void> {
   const worker = startDelivery({ meter, ...(projectIds?.length ? { projectIds } : {}) });
   await worker.listening;
   console.log("delivering");
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void worker
-      .stop()
-      .then(() => meter.stop())
-      .then(() => disconnectDb())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          console.error(e);
-          process.exit(1);
-        },
-      );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  exitOnSignal(async () => {
+    await worker.stop();
+    await meter.stop();
+    await disconnectDb();
+  });
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runMain(main);
