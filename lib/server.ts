@@ -196,10 +196,10 @@ export interface SmallServer {
   close(): Promise<void>;
 }
 
-/** A server of a few routes, answering the probes first and `otherwise` what no route took. */
-async function startSmallServer(host: string, port: number, probes: Probes, routes: readonly Route[], otherwise: (req: IncomingMessage, res: ServerResponse) => void): Promise<SmallServer> {
+/** A server of a few routes, answering the probes first (when given) and `otherwise` what no route took. */
+async function startSmallServer(host: string, port: number, probes: Probes | undefined, routes: readonly Route[], otherwise: (req: IncomingMessage, res: ServerResponse) => void): Promise<SmallServer> {
   const server = createServer((req, res) => {
-    if (answerProbe(req, res, probes)) return;
+    if (probes && answerProbe(req, res, probes)) return;
     for (const route of routes) if (route(req, res)) return;
     otherwise(req, res);
   });
@@ -234,6 +234,11 @@ export function startWorkerHttpServer(options: { host: string; port: number; par
  * load balancer's readiness check hears why instead of finding nothing: GET /readyz answers 503
  * with the reason, and any other request 503 UNAVAILABLE with Retry-After.
  */
+/** A listener of its own for GET /metrics (METRICS_PORT) under `access`; any other path answers 404. */
+export function startMetricsServer(host: string, port: number, access: MetricsAccess): Promise<SmallServer> {
+  return startSmallServer(host, port, undefined, [metricsHandler(access)], (_req, res) => sendError(res, new AppError("WRONG_ENDPOINT", "Only /metrics is served on this port.")));
+}
+
 export function startWaitingServer(host: string, port: number, reason: () => string): Promise<SmallServer> {
   return startSmallServer(host, port, { parts: () => ({ status: "not_ready", reason: reason() }), withLimits: true }, [], (_req, res) => {
     res.shouldKeepAlive = false;

@@ -3,8 +3,7 @@
  * public port (lib/server.ts) and on any listener of the process's own that mounts metricsHandler.
  * Who may read it is metricsAccess's: README.md ("Metrics") says the same.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { constantTimeEqual, sha256Hex } from "@/lib/crypto";
 import { getEnv, type Env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
@@ -69,29 +68,5 @@ export function metricsHandler(access: MetricsAccess): (req: IncomingMessage, re
       );
     }
     return true;
-  };
-}
-
-/** A listener of its own for /metrics (METRICS_PORT); any other path answers 404. */
-export async function startMetricsServer(host: string, port: number, access: MetricsAccess): Promise<{ url: string; close(): Promise<void> }> {
-  const handle = metricsHandler(access);
-  const server = createServer((req, res) => {
-    if (!handle(req, res)) refuse(res, new AppError("WRONG_ENDPOINT", "Only /metrics is served on this port."));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }

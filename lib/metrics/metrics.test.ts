@@ -20,14 +20,14 @@ import { EVM_METHODS } from "@/lib/evm/methods";
 import { startTestDevnets, type TestDevnets } from "@/lib/evm/testing";
 import { publicMounts } from "@/lib/gateway/mounts";
 import { networkBySlug, networks, type Network } from "@/lib/networks";
-import { startHttpServer } from "@/lib/server";
+import { startHttpServer, startMetricsServer } from "@/lib/server";
 import { addTestNetworks, createTestProject, startTestGateway, waitFor, type TestGateway } from "@/lib/testing/harness";
 import { freePort } from "@/lib/testing/ports";
 import { UsageMeter } from "@/lib/usage/meter";
 import { WEBHOOK_ROUTES, webhookUsageLabel, type WebhookRouteId } from "@/lib/webhooks/catalog";
 import { startDelivery, type DeliveryWorker } from "@/lib/webhooks/delivery/worker";
 import { startWebhookEngine, type WebhookEngine } from "@/lib/webhooks/engine/follower";
-import { metricsAccess, startMetricsServer } from "./endpoint";
+import { metricsAccess } from "./endpoint";
 import { metricsRegistry, NONE, OTHER, UNKNOWN } from "./index";
 
 const TOKEN = randomBytes(24).toString("hex");
