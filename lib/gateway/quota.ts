@@ -111,8 +111,8 @@ export class QuotaTracker {
   /** Projects with CU not reported to Redis yet. */
   private readonly toReport = new Set<string>();
   private reporting?: NodeJS.Timeout;
-  /** `reporting` waits SLOW_REPORT_MS (no project held back enough to be reported sooner). */
-  private reportingSlowly = false;
+  /** The report due within SLOW_REPORT_MS (no project held back enough to be reported sooner); either timer sends every project's. */
+  private reportingSlowly?: NodeJS.Timeout;
   /** True from a failed refresh until one succeeds: the failure is logged once per streak. */
   private failing = false;
   private readonly log = componentLogger("quota");
@@ -207,17 +207,8 @@ export class QuotaTracker {
     this.toReport.add(projectId);
     // Reported at once in a batch when a thousandth of the allowance (÷ live web processes) is held
     // back, else within SLOW_REPORT_MS: the processes together count at most that much late.
-    if (u.unsent >= (u.allowance * ALLOWANCE_HELD_BACK) / this.shared.liveWebProcesses()) {
-      if (this.reportingSlowly) {
-        clearTimeout(this.reporting);
-        this.reporting = undefined;
-      }
-      this.reportingSlowly = false;
-      this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
-    } else if (!this.reporting) {
-      this.reportingSlowly = true;
-      this.reporting = setTimeout(this.sendReports, SLOW_REPORT_MS);
-    }
+    if (u.unsent >= (u.allowance * ALLOWANCE_HELD_BACK) / this.shared.liveWebProcesses()) this.reporting ??= setTimeout(this.sendReports, REPORT_MS);
+    else this.reportingSlowly ??= setTimeout(this.sendReports, SLOW_REPORT_MS);
   }
 
   /** The counter of the projects' CU in Redis, while limits are shared (its size and window are unused: every key is given its period's). */
@@ -251,8 +242,9 @@ export class QuotaTracker {
   }
 
   private readonly sendReports = () => {
-    this.reporting = undefined;
-    this.reportingSlowly = false;
+    clearTimeout(this.reporting);
+    clearTimeout(this.reportingSlowly);
+    this.reporting = this.reportingSlowly = undefined;
     const counter = this.counter();
     const now = this.clock();
     for (const projectId of this.toReport) {
